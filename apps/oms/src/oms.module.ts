@@ -1,0 +1,27 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CursorCodec } from '@tracking/paging';
+import type { DataSource } from 'typeorm';
+import type { OmsConfig } from './config.js';
+import { PingHandler } from './health/ping.handler.js';
+import { ShipmentsModule } from './shipments/shipments.module.js';
+
+@Module({})
+export class OmsModule {
+  static forRoot(config: OmsConfig, dataSource: DataSource): DynamicModule {
+    return {
+      module: OmsModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({}),
+          dataSourceFactory: async () => dataSource,
+        }),
+        ShipmentsModule,
+      ],
+      controllers: [PingHandler],
+      providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],
+      exports: [CursorCodec],
+    };
+  }
+}

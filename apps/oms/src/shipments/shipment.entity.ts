@@ -1,0 +1,72 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { ShipmentStatus } from '@tracking/contracts';
+
+@Entity({ name: 'shipments' })
+export class ShipmentEntity {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  /** Commit-ordered position within the account, for keyset paging; a string because it is a bigint. */
+  @Column({ type: 'bigint', insert: false, update: false })
+  seq: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ name: 'account_id', type: 'uuid' })
+  accountId: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ type: 'text', nullable: true })
+  reference: string | null;
+
+  @Column({ type: 'text' })
+  status: ShipmentStatus;
+
+  @Column({ type: 'text', nullable: true })
+  mode: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  carrier: string | null;
+
+  @Column({ name: 'origin_id', type: 'uuid', nullable: true })
+  originId: string | null;
+
+  @Column({ name: 'destination_id', type: 'uuid', nullable: true })
+  destinationId: string | null;
+
+  @Column({ name: 'planned_departure_at', type: 'timestamptz', nullable: true })
+  plannedDepartureAt: Date | null;
+
+  @Column({ name: 'planned_arrival_at', type: 'timestamptz', nullable: true })
+  plannedArrivalAt: Date | null;
+
+  @Column({ name: 'departed_at', type: 'timestamptz', nullable: true })
+  departedAt: Date | null;
+
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  @Column({ name: 'cancelled_at', type: 'timestamptz', nullable: true })
+  cancelledAt: Date | null;
+
+  @Column({ type: 'text', array: true })
+  tags: string[];
+
+  @Column({ type: 'jsonb' })
+  metadata: Record<string, string | number | boolean>;
+
+  @Column({ type: 'integer' })
+  version: number;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

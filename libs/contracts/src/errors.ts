@@ -1,0 +1,96 @@
+/** Every error code of the public API (API.md "Errors"). Nothing else names an error. */
+export enum ErrorCode {
+  InvalidParameter = 'InvalidParameter',
+  MalformedRequest = 'MalformedRequest',
+  Unauthorized = 'Unauthorized',
+  Forbidden = 'Forbidden',
+  ShipmentNotExists = 'ShipmentNotExists',
+  SetNotExists = 'SetNotExists',
+  ItemNotExists = 'ItemNotExists',
+  PointOfInterestNotExists = 'PointOfInterestNotExists',
+  DeviceNotExists = 'DeviceNotExists',
+  OperationNotExists = 'OperationNotExists',
+  WebhookNotExists = 'WebhookNotExists',
+  AssignmentNotExists = 'AssignmentNotExists',
+  RouteNotFound = 'RouteNotFound',
+  DeviceAlreadyAssigned = 'DeviceAlreadyAssigned',
+  InvalidStateTransition = 'InvalidStateTransition',
+  ShipmentClosed = 'ShipmentClosed',
+  DeviceRetired = 'DeviceRetired',
+  DeviceAssigned = 'DeviceAssigned',
+  DuplicateSerialNumber = 'DuplicateSerialNumber',
+  DuplicateReference = 'DuplicateReference',
+  PointOfInterestInUse = 'PointOfInterestInUse',
+  OperationFinished = 'OperationFinished',
+  IdempotencyKeyInUse = 'IdempotencyKeyInUse',
+  IdempotencyKeyReused = 'IdempotencyKeyReused',
+  PreconditionFailed = 'PreconditionFailed',
+  PayloadTooLarge = 'PayloadTooLarge',
+  UnsupportedMediaType = 'UnsupportedMediaType',
+  RateLimitExceeded = 'RateLimitExceeded',
+  InternalError = 'InternalError',
+  BadGateway = 'BadGateway',
+  ServiceUnavailable = 'ServiceUnavailable',
+  GatewayTimeout = 'GatewayTimeout',
+}
+
+/** The one table that decides HTTP statuses; the compiler checks that every code has one. */
+export const ERROR_STATUS = {
+  InvalidParameter: 400,
+  MalformedRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  ShipmentNotExists: 404,
+  SetNotExists: 404,
+  ItemNotExists: 404,
+  PointOfInterestNotExists: 404,
+  DeviceNotExists: 404,
+  OperationNotExists: 404,
+  WebhookNotExists: 404,
+  AssignmentNotExists: 404,
+  RouteNotFound: 404,
+  DeviceAlreadyAssigned: 409,
+  InvalidStateTransition: 409,
+  ShipmentClosed: 409,
+  DeviceRetired: 409,
+  DeviceAssigned: 409,
+  DuplicateSerialNumber: 409,
+  DuplicateReference: 409,
+  PointOfInterestInUse: 409,
+  OperationFinished: 409,
+  IdempotencyKeyInUse: 409,
+  PreconditionFailed: 412,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  IdempotencyKeyReused: 422,
+  RateLimitExceeded: 429,
+  InternalError: 500,
+  BadGateway: 502,
+  ServiceUnavailable: 503,
+  GatewayTimeout: 504,
+} as const satisfies Record<ErrorCode, number>;
+
+/** `details.issue` values of `InvalidParameter`. */
+export enum ParameterIssue {
+  Required = 'Required',
+  InvalidFormat = 'InvalidFormat',
+  OutOfRange = 'OutOfRange',
+  UnknownField = 'UnknownField',
+  ReadOnly = 'ReadOnly',
+  AccountNotFound = 'AccountNotFound',
+  InvalidCursor = 'InvalidCursor',
+}
+
+export type ErrorDetails = Record<string, unknown>;
+
+/** The `error` object of the envelope, as it travels between services and out to clients. */
+export interface ErrorBody {
+  id?: string;
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetails;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_STATUS, value);
+}

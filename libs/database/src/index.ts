@@ -1,0 +1,3 @@
+export * from './ensure-database.js';
+export * from './migrate.js';
+export * from './data-source.js';

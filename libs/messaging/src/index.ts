@@ -1,0 +1,4 @@
+export * from './prefixed-nats.server.js';
+export * from './rpc-error.filter.js';
+export * from './nats-rpc.client.js';
+export * from './microservice.js';

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { headers as natsHeaders, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+
+export interface RpcCallOptions {
+  requestId?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * Request/reply over NATS in the packet format of Nest's NATS transport, with failures mapped to the
+ * public error codes: no responder -> `ServiceUnavailable`, timeout -> `GatewayTimeout`, a reply that
+ * is not a well-formed packet -> `BadGateway`; a service's own error passes through unchanged.
+ */
+export class NatsRpcClient {
+  constructor(
+    private readonly connection: NatsConnection,
+    private readonly prefix: string,
+    private readonly defaultTimeoutMs: number,
+  ) {}
+
+  async call<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<T> {
+    const headers = natsHeaders();
+    if (options.requestId) headers.set(Headers.requestId, options.requestId);
+    const packet = JSON.stringify({ pattern: subject, data, id: randomUUID() });
+    let reply;
+    try {
+      reply = await this.connection.request(this.prefix + subject, packet, {
+        timeout: options.timeoutMs ?? this.defaultTimeoutMs,
+        headers,
+      });
+    } catch (error) {
+      throw mapTransportError(error);
+    }
+    return parseReply<T>(reply.data);
+  }
+}
+
+function mapTransportError(error: unknown): DomainError {
+  if (error instanceof RequestError && error.isNoResponders()) {
+    return new DomainError(ErrorCode.ServiceUnavailable, 'The service is not available; retry after a short delay.');
+  }
+  if (error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError)) {
+    return new DomainError(ErrorCode.GatewayTimeout, 'The service did not answer in time; retry with backoff.');
+  }
+  return new DomainError(ErrorCode.ServiceUnavailable, 'The message broker is not reachable; retry after a short delay.');
+}
+
+function parseReply<T>(raw: Uint8Array): T {
+  let packet: unknown;
+  try {
+    packet = JSON.parse(Buffer.from(raw).toString('utf8'));
+  } catch {
+    throw badGateway();
+  }
+  if (typeof packet !== 'object' || packet === null) throw badGateway();
+  const { err, response } = packet as { err?: unknown; response?: unknown };
+  if (err !== undefined && err !== null) throw toDomainError(err);
+  if (!('response' in packet)) throw badGateway();
+  return response as T;
+}
+
+function toDomainError(err: unknown): DomainError {
+  const body = err as Partial<ErrorBody>;
+  if (typeof body !== 'object' || !isErrorCode(body.code) || typeof body.message !== 'string') {
+    return badGateway();
+  }
+  return new DomainError(body.code, body.message, body.details, typeof body.id === 'string' ? body.id : undefined);
+}
+
+function badGateway(): DomainError {
+  return new DomainError(ErrorCode.BadGateway, 'The service sent an unusable reply; retry after a short delay.');
+}

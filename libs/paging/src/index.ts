@@ -1,0 +1,2 @@
+export * from './cursor-codec.js';
+export * from './keyset.js';
