@@ -1,0 +1,24 @@
+import type { INestMicroservice } from '@nestjs/common';
+import { createLogger, type Logger } from '@tracking/core';
+import { prepareDatabase } from '@tracking/database';
+import { startMicroservice } from '@tracking/messaging';
+import type { DmsConfig } from './config.js';
+import { DmsModule } from './dms.module.js';
+import { dmsMigrations } from './migrations/index.js';
+
+/** Prepares the DMS database and starts the DMS on NATS; used by `main.ts` and by tests. */
+export async function startDms(config: DmsConfig, logger: Logger = createLogger('dms')): Promise<INestMicroservice> {
+  const dataSource = await prepareDatabase({
+    url: config.DMS_DATABASE_URL,
+    poolSize: config.DMS_DATABASE_POOL_SIZE,
+    entities: [],
+    migrations: dmsMigrations,
+    applicationName: 'dms',
+  });
+  return startMicroservice(DmsModule.forRoot(config, dataSource), {
+    natsUrl: config.NATS_URL,
+    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    queue: 'dms',
+    logger,
+  });
+}

@@ -1,0 +1,20 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CursorCodec } from '@tracking/paging';
+import type { DataSource } from 'typeorm';
+import type { DmsConfig } from './config.js';
+import { PingHandler } from './health/ping.handler.js';
+
+@Module({})
+export class DmsModule {
+  static forRoot(config: DmsConfig, dataSource: DataSource): DynamicModule {
+    return {
+      module: DmsModule,
+      global: true,
+      imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource })],
+      controllers: [PingHandler],
+      providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],
+      exports: [CursorCodec],
+    };
+  }
+}

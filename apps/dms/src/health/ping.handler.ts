@@ -1,0 +1,17 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Subjects } from '@tracking/contracts';
+import { DataSource } from 'typeorm';
+
+/** Answers the gateway's readiness probe: this replica is subscribed and its database answers. */
+@Controller()
+export class PingHandler {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  @MessagePattern(Subjects.dms.ping)
+  async ping(): Promise<{ status: 'ok' }> {
+    await this.dataSource.query('SELECT 1');
+    return { status: 'ok' };
+  }
+}

@@ -1,0 +1,4 @@
+import { CreateDevices1763800000000 } from './1763800000000-create-devices.js';
+
+/** Every DMS migration, oldest first. */
+export const dmsMigrations = [CreateDevices1763800000000];

@@ -1,0 +1,10 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { AccountScope } from '@tracking/contracts';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+
+/** The `{tenantId, accountId}` of a request that passed `AccountAccessGuard`. */
+export const Scope = createParamDecorator((_data: unknown, context: ExecutionContext): AccountScope => {
+  const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { accountId: string } }> & { user: Principal }>();
+  return { tenantId: request.user.tenantId, accountId: request.params.accountId };
+});

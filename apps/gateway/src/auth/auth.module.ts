@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdentityModule } from '../identity/identity.module.js';
+import { AuthController } from './auth.controller.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { SigningKeyEntity } from './signing-key.entity.js';
+import { SigningKeyRepository } from './signing-key.repository.js';
+import { SigningKeysService } from './signing-keys.service.js';
+import { TokenService } from './token.service.js';
+
+@Module({
+  imports: [PassportModule, IdentityModule, TypeOrmModule.forFeature([SigningKeyEntity])],
+  controllers: [AuthController],
+  providers: [SigningKeyRepository, SigningKeysService, TokenService, JwtStrategy],
+  exports: [SigningKeysService, IdentityModule],
+})
+export class AuthModule {}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { decodeProtectedHeader } from 'jose';
+import { Strategy } from 'passport-jwt';
+import type { GatewayConfig } from '../config.js';
+import { AccessService } from '../identity/access.service.js';
+import { GATEWAY_CONFIG } from '../tokens.js';
+import type { Principal } from './principal.js';
+import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
+
+/** Exactly `Bearer <token>` (spec, Authentication 3); anything else counts as no token. */
+function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  return BEARER.exec(header)?.[1] ?? null;
+}
+
+interface AccessTokenClaims {
+  sub?: unknown;
+  tid?: unknown;
+}
+
+/**
+ * Verifies access tokens: ES256 only, a known `kid`, `iss`, `aud` and `exp` with 60 s of clock skew;
+ * then the application must still exist, be active and belong to the token's tenant.
+ */
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    keys: SigningKeysService,
+    private readonly access: AccessService,
+  ) {
+    super({
+      jwtFromRequest: bearerToken,
+      algorithms: [SIGNING_ALGORITHM],
+      issuer: config.JWT_ISSUER,
+      audience: config.JWT_AUDIENCE,
+      ignoreExpiration: false,
+      jsonWebTokenOptions: { clockTolerance: 60 },
+      // jsonwebtoken accepts a KeyObject, although the typings only name strings and buffers.
+      secretOrKeyProvider: (_request: unknown, rawToken: string, done: (error: Error | null, key?: string) => void) => {
+        let kid: unknown;
+        try {
+          kid = decodeProtectedHeader(rawToken).kid;
+        } catch {
+          done(new Error('malformed token header'));
+          return;
+        }
+        if (typeof kid !== 'string' || kid.length > 128) {
+          done(new Error('token has no usable kid'));
+          return;
+        }
+        keys.verificationKey(kid).then(
+          (key) => (key ? done(null, key as unknown as string) : done(new Error('unknown kid'))),
+          (error: Error) => done(error),
+        );
+      },
+    });
+  }
+
+  /** Returning false makes passport answer 401. */
+  async validate(claims: AccessTokenClaims): Promise<Principal | false> {
+    if (typeof claims.sub !== 'string' || typeof claims.tid !== 'string') return false;
+    const application = await this.access.application(claims.sub);
+    if (!application?.active || application.tenantId !== claims.tid) return false;
+    return { applicationId: claims.sub, tenantId: claims.tid, roleAssignments: application.roleAssignments };
+  }
+}

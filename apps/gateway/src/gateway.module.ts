@@ -1,0 +1,32 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Logger } from '@tracking/core';
+import type { DataSource } from 'typeorm';
+import { AuthModule } from './auth/auth.module.js';
+import type { GatewayConfig } from './config.js';
+import { HealthController } from './health/health.controller.js';
+import { RpcModule } from './rpc/rpc.module.js';
+import { ShipmentsModule } from './shipments/shipments.module.js';
+import { GATEWAY_CONFIG, LOGGER } from './tokens.js';
+
+@Module({})
+export class GatewayModule {
+  static forRoot(config: GatewayConfig, dataSource: DataSource, logger: Logger): DynamicModule {
+    return {
+      module: GatewayModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }),
+        RpcModule,
+        AuthModule,
+        ShipmentsModule,
+      ],
+      controllers: [HealthController],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+      ],
+      exports: [GATEWAY_CONFIG, LOGGER],
+    };
+  }
+}

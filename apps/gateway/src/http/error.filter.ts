@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import { ERROR_STATUS, ErrorCode, type ErrorBody } from '@tracking/contracts';
+import { DomainError, type Logger } from '@tracking/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */
+export function sendError(reply: FastifyReply, error: DomainError): FastifyReply {
+  const status = ERROR_STATUS[error.code];
+  if (error.code === ErrorCode.Unauthorized) {
+    // The specification's 401: code and message only, no id, no details.
+    return reply.status(status).send({ error: { code: error.code, message: error.message } });
+  }
+  const body: ErrorBody = { id: error.id ?? randomUUID(), code: error.code, message: error.message };
+  if (error.details !== undefined && status < 500) body.details = error.details;
+  if (status === 503) reply.header('Retry-After', '1');
+  return reply.status(status).send({ error: body });
+}
+
+/** Maps Fastify's own errors (body parsing, limits) to domain errors; anything unknown to `undefined`. */
+export function fromFastifyError(error: { code?: string; statusCode?: number; message?: string }): DomainError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new DomainError(ErrorCode.UnsupportedMediaType, 'Request bodies must be sent as Content-Type: application/json.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new DomainError(ErrorCode.PayloadTooLarge, 'The request body is larger than the limit of 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new DomainError(ErrorCode.MalformedRequest, 'The Content-Length header does not match the body.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new DomainError(ErrorCode.MalformedRequest, 'The request declares a JSON body but sends none.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new DomainError(ErrorCode.MalformedRequest, 'The request body is not valid JSON.');
+    default:
+      // secure-json-parse raises a plain SyntaxError (or a 400 naming JSON) for bad or hostile JSON.
+      if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON|prototype/i.test(error.message ?? ''))) {
+        return new DomainError(ErrorCode.MalformedRequest, 'The request body is not valid JSON.');
+      }
+      return undefined;
+  }
+}
+
+/** The gateway's only exception filter: every error leaves in the envelope, 5xx causes are logged. */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
+    const request = http.getRequest<FastifyRequest>();
+    const error = this.toDomainError(exception);
+    const status = ERROR_STATUS[error.code];
+    if (status >= 500) {
+      const id = error.id ?? randomUUID();
+      this.logger.error({ err: exception, errorId: id, requestId: request.id, code: error.code }, 'request failed');
+      sendError(reply, new DomainError(error.code, error.message, undefined, id));
+      return;
+    }
+    this.logger.debug({ requestId: request.id, code: error.code }, error.message);
+    sendError(reply, error);
+  }
+
+  private toDomainError(exception: unknown): DomainError {
+    if (exception instanceof DomainError) return exception;
+    // Nest wraps Fastify's own errors (body parsing, limits) in an HttpException with the original as cause.
+    const cause = exception instanceof HttpException ? exception.cause : undefined;
+    const fromCause = typeof cause === 'object' && cause !== null ? fromFastifyError(cause) : undefined;
+    if (fromCause) return fromCause;
+    if (exception instanceof HttpException) {
+      switch (exception.getStatus()) {
+        case HttpStatus.UNAUTHORIZED:
+          return new DomainError(ErrorCode.Unauthorized, 'A valid bearer token is required.');
+        case HttpStatus.NOT_FOUND:
+          return new DomainError(ErrorCode.RouteNotFound, 'No such route.');
+        case HttpStatus.PAYLOAD_TOO_LARGE:
+          return new DomainError(ErrorCode.PayloadTooLarge, 'The request body is too large.');
+        case HttpStatus.UNSUPPORTED_MEDIA_TYPE:
+          return new DomainError(ErrorCode.UnsupportedMediaType, 'Request bodies must be application/json.');
+      }
+    }
+    const fastifyError = typeof exception === 'object' && exception !== null ? fromFastifyError(exception) : undefined;
+    if (fastifyError) return fastifyError;
+    return new DomainError(ErrorCode.InternalError, 'The gateway failed unexpectedly; retry with backoff.');
+  }
+}

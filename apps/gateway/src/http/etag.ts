@@ -1,0 +1,20 @@
+import { ErrorCode } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+
+/** The strong ETag of a resource version. */
+export function etag(version: number): string {
+  return `"${version}"`;
+}
+
+/**
+ * The version an `If-Match` header requires: undefined when absent or `*` (any current version).
+ * A header naming no version of ours can never match, so it fails as stale (412).
+ */
+export function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '*') return undefined;
+  const match = /^\s*"(\d{1,9})"\s*$/.exec(header);
+  if (!match) {
+    throw new DomainError(ErrorCode.PreconditionFailed, 'If-Match does not match the current ETag of the resource.');
+  }
+  return Number(match[1]);
+}

@@ -1,0 +1,18 @@
+import { Injectable, type PipeTransform } from '@nestjs/common';
+import type { ErrorCode } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+import { validate as isUuid } from 'uuid';
+
+/** A path id that is not a UUID names no resource: the resource's own 404, as for an unknown id. */
+@Injectable()
+export class ResourceIdPipe implements PipeTransform<string, string> {
+  constructor(
+    private readonly notFound: ErrorCode,
+    private readonly resource: string,
+  ) {}
+
+  transform(value: string): string {
+    if (!isUuid(value)) throw new DomainError(this.notFound, `${this.resource} ${value} does not exist in this account.`);
+    return value.toLowerCase();
+  }
+}

@@ -1,0 +1,84 @@
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ErrorCode, ParameterIssue } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+
+/** Fields that the API sets itself; a client sending one gets `ReadOnly` rather than `UnknownField`. */
+const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
+  'id',
+  'status',
+  'createdAt',
+  'updatedAt',
+  'departedAt',
+  'deliveredAt',
+  'completedAt',
+  'cancelledAt',
+  'shipmentId',
+  'setId',
+  'deviceIds',
+  'retiredAt',
+  'lastSeenAt',
+  'progress',
+  'url',
+]);
+
+const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
+  'isLength',
+  'minLength',
+  'maxLength',
+  'min',
+  'max',
+  'arrayMinSize',
+  'arrayMaxSize',
+  'arrayNotEmpty',
+  'isNotEmpty',
+  'minDate',
+  'maxDate',
+]);
+
+/** The first failed rule of a body as `InvalidParameter` with `details.field` and `details.issue`. */
+export function toInvalidParameter(errors: ValidationError[], parentPath = ''): DomainError {
+  const error = errors[0];
+  if (!error) return DomainError.invalidParameter('body', ParameterIssue.InvalidFormat, 'The request body is not valid.');
+  const field = parentPath ? `${parentPath}.${error.property}` : error.property;
+  if (error.children?.length && !error.constraints) return toInvalidParameter(error.children, field);
+  const constraints = error.constraints ?? {};
+  if ('whitelistValidation' in constraints) {
+    const readOnly = READ_ONLY_FIELDS.has(error.property);
+    return DomainError.invalidParameter(
+      field,
+      readOnly ? ParameterIssue.ReadOnly : ParameterIssue.UnknownField,
+      readOnly ? `${field} is set by the API and cannot be sent.` : `${field} is not a field of this request.`,
+    );
+  }
+  if (error.value === undefined) {
+    return DomainError.invalidParameter(field, ParameterIssue.Required, `${field} is required.`);
+  }
+  // A wrong type is reported before a wrong size: "must be a string" says more than "1 to 200 characters".
+  const rules = Object.keys(constraints);
+  const rule = rules.find((name) => !RANGE_CONSTRAINTS.has(name)) ?? rules[0] ?? '';
+  const issue = RANGE_CONSTRAINTS.has(rule) ? ParameterIssue.OutOfRange : ParameterIssue.InvalidFormat;
+  return DomainError.invalidParameter(field, issue, `${constraints[rule] ?? `${field} is not valid`}.`);
+}
+
+/** Validates bodies against their DTO class: unknown and read-only fields are errors, never dropped. */
+class BodyValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype && metadata.metatype !== Object) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
+      }
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+export function createValidationPipe(): ValidationPipe {
+  return new BodyValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    transform: true,
+    validationError: { target: false, value: true },
+    exceptionFactory: (errors) => toInvalidParameter(errors),
+  });
+}

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SigningKeyEntity } from '../auth/signing-key.entity.js';
+import { AccessService } from './access.service.js';
+import { AccountEntity } from './account.entity.js';
+import { ApplicationEntity } from './application.entity.js';
+import { ApplicationRepository } from './application.repository.js';
+import { IdentityService } from './identity.service.js';
+import { TenantEntity } from './tenant.entity.js';
+import { TenantRepository } from './tenant.repository.js';
+
+export const IDENTITY_ENTITIES = [TenantEntity, AccountEntity, ApplicationEntity, SigningKeyEntity];
+
+@Module({
+  imports: [TypeOrmModule.forFeature([TenantEntity, AccountEntity, ApplicationEntity])],
+  providers: [TenantRepository, ApplicationRepository, IdentityService, AccessService],
+  exports: [TenantRepository, ApplicationRepository, IdentityService, AccessService],
+})
+export class IdentityModule {}

@@ -1,0 +1,50 @@
+import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Subject } from '@tracking/contracts';
+import { NatsRpcClient } from '@tracking/messaging';
+import type { FastifyRequest } from 'fastify';
+import type { GatewayConfig } from '../config.js';
+import { GATEWAY_CONFIG } from '../tokens.js';
+
+export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
+
+/** Calls a service over NATS on behalf of an HTTP request, carrying its request id. */
+@Injectable()
+export class ServiceClient implements OnApplicationShutdown {
+  private readonly rpc: NatsRpcClient;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS);
+  }
+
+  call<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<T> {
+    return this.rpc.call<T>(subject, data, { requestId: request?.id, timeoutMs });
+  }
+
+  /** Whether the broker connection is up; readiness uses it. */
+  isConnected(): boolean {
+    return !this.connection.isClosed();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.connection.isClosed()) await this.connection.drain();
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: NATS_CONNECTION,
+      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig) =>
+        connect({ servers: config.NATS_URL.split(','), name: 'gateway', maxReconnectAttempts: -1 }),
+    },
+    ServiceClient,
+  ],
+  exports: [ServiceClient],
+})
+export class RpcModule {}
