@@ -38,7 +38,7 @@ export async function prepareDatabase(options: ServiceDataSourceOptions): Promis
   const dataSource = createServiceDataSource(options);
   await dataSource.initialize();
   try {
-    await runMigrationsLocked(dataSource, options.applicationName);
+    await runMigrationsLocked(dataSource, options.url, options.applicationName);
   } catch (error) {
     await dataSource.destroy();
     throw error;

@@ -1,0 +1,36 @@
+import 'reflect-metadata';
+import type { TestProject } from 'vitest/node';
+import { prepareDatabase } from '@tracking/database';
+import { databaseUrl, dropDatabases, dropStaleTestDatabases, newRunId } from '@tracking/testing';
+import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
+import { gatewayMigrations } from '../../apps/gateway/src/migrations/index.js';
+import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    runId: string;
+  }
+}
+
+const SERVICES = { gateway: gatewayMigrations, oms: omsMigrations, dms: dmsMigrations };
+
+/**
+ * Once per test run: a run id, and one migrated template database per service, which each test
+ * file clones (`CREATE DATABASE ... TEMPLATE`). Everything the run created is dropped at the end.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await dropStaleTestDatabases();
+  const runId = newRunId();
+  for (const [service, migrations] of Object.entries(SERVICES)) {
+    const dataSource = await prepareDatabase({
+      url: databaseUrl(`${runId}_${service}_tpl`),
+      poolSize: 1,
+      entities: [],
+      migrations,
+      applicationName: `${service}-template`,
+    });
+    await dataSource.destroy();
+  }
+  project.provide('runId', runId);
+  return () => dropDatabases(runId);
+}

@@ -1,0 +1,148 @@
+import 'reflect-metadata';
+import type { INestMicroservice } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createLogger } from '@tracking/core';
+import { cloneDatabase, dropDatabases } from '@tracking/testing';
+import { inject } from 'vitest';
+import { readDmsConfig } from '../../apps/dms/src/config.js';
+import { startDms } from '../../apps/dms/src/dms.app.js';
+import { type GatewayConfig, readGatewayConfig } from '../../apps/gateway/src/config.js';
+import { startGateway } from '../../apps/gateway/src/gateway.app.js';
+import { IdentityService } from '../../apps/gateway/src/identity/identity.service.js';
+import { readOmsConfig } from '../../apps/oms/src/config.js';
+import { startOms } from '../../apps/oms/src/oms.app.js';
+
+let stackCounter = 0;
+
+export interface StackOptions {
+  omsReplicas?: number;
+  dmsReplicas?: number;
+  /** Extra gateway environment, e.g. `{ RPC_TIMEOUT_MS: '500' }`. */
+  gatewayEnv?: Record<string, string>;
+}
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  /** Serialised as JSON with `Content-Type: application/json` unless `rawBody` is given. */
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent');
+
+/**
+ * The whole system for one test file, in this process: the gateway on a free port, OMS and DMS
+ * replicas on NATS, each with a fresh clone of its template database, all under a subject prefix
+ * no other run uses.
+ */
+export class TestStack {
+  readonly oms: INestMicroservice[] = [];
+  readonly dms: INestMicroservice[] = [];
+  gateway!: NestFastifyApplication;
+  baseUrl = '';
+
+  private constructor(
+    readonly name: string,
+    readonly env: Record<string, string>,
+  ) {}
+
+  static async start(options: StackOptions = {}): Promise<TestStack> {
+    const runId = inject('runId');
+    const name = `${runId}_${process.pid}_${++stackCounter}`;
+    const [gatewayUrl, omsUrl, dmsUrl] = await Promise.all([
+      cloneDatabase(`${runId}_gateway_tpl`, `${name}_gateway`),
+      cloneDatabase(`${runId}_oms_tpl`, `${name}_oms`),
+      cloneDatabase(`${runId}_dms_tpl`, `${name}_dms`),
+    ]);
+    const env = {
+      NATS_SUBJECT_PREFIX: `test.${name}.`,
+      CURSOR_SECRET: `cursor-secret-${name}`,
+      GATEWAY_DATABASE_URL: gatewayUrl,
+      OMS_DATABASE_URL: omsUrl,
+      DMS_DATABASE_URL: dmsUrl,
+      GATEWAY_DATABASE_POOL_SIZE: '4',
+      OMS_DATABASE_POOL_SIZE: '4',
+      DMS_DATABASE_POOL_SIZE: '2',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...options.gatewayEnv,
+    };
+    const stack = new TestStack(name, env);
+    for (let i = 0; i < (options.omsReplicas ?? 1); i++) await stack.startOmsReplica();
+    for (let i = 0; i < (options.dmsReplicas ?? 1); i++) await stack.startDmsReplica();
+    await stack.startGatewayApp();
+    return stack;
+  }
+
+  get gatewayConfig(): GatewayConfig {
+    return readGatewayConfig(this.env);
+  }
+
+  get identity(): IdentityService {
+    return this.gateway.get(IdentityService);
+  }
+
+  async startOmsReplica(): Promise<INestMicroservice> {
+    const app = await startOms(readOmsConfig(this.env), logger);
+    this.oms.push(app);
+    return app;
+  }
+
+  async startDmsReplica(): Promise<INestMicroservice> {
+    const app = await startDms(readDmsConfig(this.env), logger);
+    this.dms.push(app);
+    return app;
+  }
+
+  async stopOmsReplicas(): Promise<void> {
+    await Promise.all(this.oms.splice(0).map((app) => app.close()));
+  }
+
+  async stopDmsReplicas(): Promise<void> {
+    await Promise.all(this.dms.splice(0).map((app) => app.close()));
+  }
+
+  private async startGatewayApp(): Promise<void> {
+    this.gateway = await startGateway(this.gatewayConfig, logger);
+    const address = this.gateway.getHttpServer().address();
+    if (address === null || typeof address === 'string') throw new Error('gateway has no TCP address');
+    this.baseUrl = `http://127.0.0.1:${address.port}`;
+  }
+
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | Buffer | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(this.baseUrl + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  async stop(): Promise<void> {
+    await this.gateway?.close();
+    await this.stopOmsReplicas();
+    await this.stopDmsReplicas();
+    await dropDatabases(this.name);
+  }
+}
