@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// `npm start`: runs the whole stack on this machine (after `npm run build`). It migrates the
+// databases, seeds a demo tenant when the identity database is empty, starts OMS, DMS and the
+// gateway, waits until the gateway is ready, prints credentials and a curl line, and stops every
+// service cleanly on Ctrl-C.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const port = Number(process.env.PORT ?? 3000);
+const base = `http://localhost:${port}`;
+const credentialsFile = join(root, '.local', 'demo-credentials.json');
+const services = {
+  oms: 'apps/oms/dist/main.js',
+  dms: 'apps/dms/dist/main.js',
+  gateway: 'apps/gateway/dist/main.js',
+};
+const colors = { oms: 36, dms: 35, gateway: 33, start: 32 };
+const children = new Map();
+let stopping = false;
+
+function say(message, name = 'start') {
+  process.stdout.write(`\x1b[${colors[name]}m[${name}]\x1b[0m ${message}\n`);
+}
+
+function admin(...args) {
+  const out = execFileSync(process.execPath, [join(root, 'apps/gateway/dist/cli/admin.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out.toString());
+}
+
+function run(name) {
+  const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
+    cwd: root,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => say(line, name));
+  }
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      say(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the others.`);
+      void stop(1);
+    }
+  });
+  children.set(name, child);
+}
+
+async function stop(exitCode) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping services...');
+  const exits = [...children.values()].map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  for (const child of children.values()) child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  }, 10000);
+  await Promise.all(exits);
+  clearTimeout(timer);
+  say('stopped.');
+  process.exit(exitCode);
+}
+
+async function waitUntilReady(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${base}/health/ready`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the gateway was not ready within ${timeoutMs / 1000} s`);
+}
+
+async function api(method, path, token, body) {
+  const response = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+
+// The admin command migrates the identity database before it seeds, so it runs first.
+const seed = admin('demo', 'seed');
+let credentials;
+if (seed.seeded) {
+  const { seeded: _seeded, ...fresh } = seed;
+  credentials = fresh;
+  mkdirSync(dirname(credentialsFile), { recursive: true });
+  writeFileSync(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+} else if (existsSync(credentialsFile)) {
+  credentials = JSON.parse(readFileSync(credentialsFile, 'utf8'));
+}
+
+run('oms');
+run('dms');
+run('gateway');
+try {
+  await waitUntilReady(60000);
+} catch (error) {
+  say(error.message);
+  await stop(1);
+}
+
+if (credentials) {
+  const { tenantId, applicationId, applicationSecret, accountId } = credentials;
+  const tokenResponse = await fetch(`${base}/v1/applications/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tenantId, applicationId, applicationSecret }),
+  });
+  if (tokenResponse.ok && seed.seeded) {
+    const { accessToken } = await tokenResponse.json();
+    for (const name of ['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']) {
+      await api('POST', `/v1/accounts/${accountId}/shipments`, accessToken, { name });
+    }
+  }
+  const body = JSON.stringify({ tenantId, applicationId, applicationSecret });
+  const curl =
+    `curl -s ${base}/v1/accounts/${accountId}/shipments -H "Authorization: Bearer $(curl -s -X POST ${base}/v1/applications/token ` +
+    `-H 'Content-Type: application/json' -d '${body}' | node -pe 'JSON.parse(require(\"fs\").readFileSync(0)).accessToken')"`;
+  say(`The stack is ready on ${base}.`);
+  say(`Demo tenant ${tenantId}, account ${accountId}`);
+  say(`Demo Admin application ${applicationId}, secret ${applicationSecret}`);
+  say(`(credentials kept in ${credentialsFile})`);
+  say('List the demo shipments:');
+  process.stdout.write(`\n${curl}\n\n`);
+} else {
+  say(`The stack is ready on ${base}. The identity database already had tenants and ${credentialsFile} is missing,`);
+  say('so no demo credentials can be shown: create an application with `npm run -s admin -- application create ...`.');
+}
+say('Press Ctrl-C to stop.');
