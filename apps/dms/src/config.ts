@@ -5,7 +5,7 @@ export const dmsConfigSchema = {
   DMS_DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 200 }),
   NATS_URL: env.string({ default: 'nats://127.0.0.1:4222' }),
   NATS_SUBJECT_PREFIX: env.prefix({ default: '' }),
-  CURSOR_SECRET: env.string({ default: 'local-development-cursor-secret', minLength: 16 }),
+  CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
 };
 
 export type DmsConfig = ConfigOf<typeof dmsConfigSchema>;

@@ -14,15 +14,25 @@ export class ConfigError extends Error {
 
 type Reader<T> = (name: string, raw: string | undefined) => T;
 
+function requireLength(name: string, value: string | undefined, minLength: number): string {
+  if (value === undefined) throw new ConfigError(name, 'is required');
+  if (value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`);
+  return value;
+}
+
 export const env = {
   string(options: { default?: string; minLength?: number } = {}): Reader<string> {
     return (name, raw) => {
       const value = raw === undefined || raw === '' ? options.default : raw;
-      if (value === undefined) throw new ConfigError(name, 'is required');
-      if (value.length < (options.minLength ?? 0)) {
-        throw new ConfigError(name, `must be at least ${options.minLength} characters long`);
-      }
-      return value;
+      return requireLength(name, value, options.minLength ?? 0);
+    };
+  },
+  /** A secret with a convenience default for development; with NODE_ENV=production it must be set. */
+  secret(options: { developmentDefault: string; minLength: number }): Reader<string> {
+    return (name, raw) => {
+      const production = process.env.NODE_ENV === 'production';
+      const value = raw === undefined || raw === '' ? (production ? undefined : options.developmentDefault) : raw;
+      return requireLength(name, value, options.minLength ?? 0);
     };
   },
   int(options: { default?: number; min?: number; max?: number } = {}): Reader<number> {

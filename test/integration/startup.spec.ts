@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runService(entry: string, env: Record<string, string>): Promise<Exit> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [entry], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Each process validates its environment before doing anything and names the bad variable. */
+describe('configuration validated at start', () => {
+  beforeAll(() => {
+    if (!existsSync('apps/gateway/dist/main.js')) execFileSync('npx', ['tsc', '-b'], { stdio: 'inherit' });
+  });
+
+  it.each([
+    ['apps/gateway/dist/main.js', { PORT: 'eighty' }, 'PORT'],
+    ['apps/gateway/dist/main.js', { GATEWAY_DATABASE_URL: 'mysql://localhost/x' }, 'GATEWAY_DATABASE_URL'],
+    ['apps/gateway/dist/main.js', { RPC_TIMEOUT_MS: '5' }, 'RPC_TIMEOUT_MS'],
+    ['apps/gateway/dist/main.js', { IDENTITY_CACHE_TTL_MS: '120000' }, 'IDENTITY_CACHE_TTL_MS'],
+    ['apps/oms/dist/main.js', { OMS_DATABASE_POOL_SIZE: '0' }, 'OMS_DATABASE_POOL_SIZE'],
+    ['apps/oms/dist/main.js', { NATS_SUBJECT_PREFIX: 'no-dot' }, 'NATS_SUBJECT_PREFIX'],
+    ['apps/oms/dist/main.js', { NODE_ENV: 'production', CURSOR_SECRET: '' }, 'CURSOR_SECRET'],
+    ['apps/dms/dist/main.js', { DMS_DATABASE_URL: 'nonsense' }, 'DMS_DATABASE_URL'],
+  ])('%s stops with a message naming the bad variable (%j)', async (entry, env, variable) => {
+    const exit = await runService(entry, env);
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(variable);
+    expect(exit.stderr).toMatch(/Invalid configuration/);
+  });
+});
