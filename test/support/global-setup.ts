@@ -32,5 +32,5 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await dataSource.destroy();
   }
   project.provide('runId', runId);
-  return () => dropDatabases(runId);
+  return () => dropDatabases(`${runId}_`);
 }

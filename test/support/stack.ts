@@ -143,6 +143,7 @@ export class TestStack {
     await this.gateway?.close();
     await this.stopOmsReplicas();
     await this.stopDmsReplicas();
-    await dropDatabases(this.name);
+    // The separator matters: stack `..._1` must not drop the databases of stack `..._10`.
+    await dropDatabases(`${this.name}_`);
   }
 }

@@ -8,6 +8,17 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['*.applicationSecret', '*.authorization', '*.password'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        'applicationSecret',
+        '*.applicationSecret',
+        '*.*.applicationSecret',
+        'authorization',
+        '*.authorization',
+        '*.headers.authorization',
+        '*.*.headers.authorization',
+      ],
+      censor: '[redacted]',
+    },
   });
 }

@@ -33,10 +33,10 @@ export function newRunId(): string {
 /** Drops every database whose name starts with `prefix` (closing their connections first). */
 export async function dropDatabases(prefix: string): Promise<void> {
   await withAdmin(async (client) => {
-    const { rows } = await client.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE $1 || '%'",
-      [prefix],
-    );
+    // starts_with, not LIKE: `_` in our names is a LIKE wildcard.
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      prefix,
+    ]);
     for (const { datname } of rows) {
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
     }
@@ -46,7 +46,7 @@ export async function dropDatabases(prefix: string): Promise<void> {
 /** Drops test databases of runs that started more than six hours ago. */
 export async function dropStaleTestDatabases(): Promise<void> {
   await withAdmin(async (client) => {
-    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'trk\\_%'");
+    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, 'trk_')");
     const cutoff = (Date.now() - STALE_AFTER_MS) / 1000;
     for (const { datname } of rows) {
       const started = Number(/^trk_(\d+)_/.exec(datname)?.[1]);

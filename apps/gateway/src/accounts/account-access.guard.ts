@@ -20,7 +20,8 @@ export class AccountAccessGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccountRequest>();
     const principal = request.user;
-    const accountId = request.params.accountId ?? '';
+    // UUIDs are case-insensitive but role assignments hold them lower-case, as the database returns them.
+    const accountId = (request.params.accountId ?? '').toLowerCase();
     if (!principal) throw new DomainError(ErrorCode.Unauthorized, 'A valid access token is required.');
     if ((await this.access.accountTenant(accountId)) !== principal.tenantId) {
       throw DomainError.invalidParameter(

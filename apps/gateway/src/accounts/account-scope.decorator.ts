@@ -6,5 +6,6 @@ import type { Principal } from '../auth/principal.js';
 /** The `{tenantId, accountId}` of a request that passed `AccountAccessGuard`. */
 export const Scope = createParamDecorator((_data: unknown, context: ExecutionContext): AccountScope => {
   const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { accountId: string } }> & { user: Principal }>();
-  return { tenantId: request.user.tenantId, accountId: request.params.accountId };
+  // Lower-case, as the guard checked it: services key locks and cursors on the account id's text.
+  return { tenantId: request.user.tenantId, accountId: request.params.accountId.toLowerCase() };
 });

@@ -23,7 +23,7 @@ export class AuthController {
 
   @Get('.well-known/jwks.json')
   @ApiOperation({ summary: 'The public keys that verify access tokens' })
-  jwks(): { keys: object[] } {
+  jwks(): Promise<{ keys: object[] }> {
     return this.keys.jwks();
   }
 }

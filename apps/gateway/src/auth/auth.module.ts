@@ -13,6 +13,6 @@ import { TokenService } from './token.service.js';
   imports: [PassportModule, IdentityModule, TypeOrmModule.forFeature([SigningKeyEntity])],
   controllers: [AuthController],
   providers: [SigningKeyRepository, SigningKeysService, TokenService, JwtStrategy],
-  exports: [SigningKeysService, IdentityModule],
+  exports: [SigningKeysService, JwtStrategy, IdentityModule],
 })
 export class AuthModule {}

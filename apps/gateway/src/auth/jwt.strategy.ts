@@ -20,6 +20,7 @@ function bearerToken(request: { headers: Record<string, string | string[] | unde
 interface AccessTokenClaims {
   sub?: unknown;
   tid?: unknown;
+  exp?: unknown;
 }
 
 /**
@@ -63,7 +64,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
 
   /** Returning false makes passport answer 401. */
   async validate(claims: AccessTokenClaims): Promise<Principal | false> {
-    if (typeof claims.sub !== 'string' || typeof claims.tid !== 'string') return false;
+    // jsonwebtoken checks `exp` only when present; a token without one would never expire.
+    if (typeof claims.sub !== 'string' || typeof claims.tid !== 'string' || typeof claims.exp !== 'number') return false;
     const application = await this.access.application(claims.sub);
     if (!application?.active || application.tenantId !== claims.tid) return false;
     return { applicationId: claims.sub, tenantId: claims.tid, roleAssignments: application.roleAssignments };

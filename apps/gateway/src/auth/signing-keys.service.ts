@@ -9,6 +9,11 @@ export const SIGNING_ALGORITHM = 'ES256';
 const KEEP_RETIRED_MS = (TOKEN_TTL_SECONDS + 120) * 1000;
 /** How often an unknown `kid` may trigger a reload from the database (rotation on another replica). */
 const RELOAD_INTERVAL_MS = 5000;
+/**
+ * How old the loaded keys may be when signing or serving the JWKS: `key rotate` runs in another
+ * process, and a replica that never reloaded would sign with the retired key after it stops verifying.
+ */
+const REFRESH_INTERVAL_MS = 60000;
 
 interface LoadedKey {
   kid: string;
@@ -47,6 +52,12 @@ export class SigningKeysService implements OnModuleInit {
     return { kid: key.kid };
   }
 
+  /** The signing key, reloaded first when the loaded keys are older than a minute. */
+  async currentSigningKey(): Promise<{ kid: string; privateKey: KeyObject }> {
+    await this.refreshIfStale();
+    return this.signingKey();
+  }
+
   signingKey(): { kid: string; privateKey: KeyObject } {
     if (!this.active) throw new Error('No active signing key; the gateway did not initialise its keys');
     return this.active;
@@ -61,8 +72,13 @@ export class SigningKeysService implements OnModuleInit {
     return this.keys.get(kid)?.publicKey;
   }
 
-  jwks(): { keys: JWK[] } {
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await this.refreshIfStale();
     return { keys: [...this.keys.values()].map((key) => key.publicJwk) };
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (Date.now() - this.lastLoad >= REFRESH_INTERVAL_MS) await this.reload();
   }
 
   private async reload(): Promise<void> {

@@ -34,12 +34,13 @@ export class TokenService {
     if (!application || !secretMatches || application.tenantId !== tenantId || application.status !== ApplicationStatus.Active) {
       throw new DomainError(ErrorCode.Unauthorized, 'The credentials are not valid.');
     }
-    const { kid, privateKey } = this.keys.signingKey();
-    const accessToken = await new SignJWT({ tid: tenantId })
+    const { kid, privateKey } = await this.keys.currentSigningKey();
+    // The stored ids, not the request's spelling: the account checks compare them as text.
+    const accessToken = await new SignJWT({ tid: application.tenantId })
       .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' })
       .setIssuer(this.config.JWT_ISSUER)
       .setAudience(this.config.JWT_AUDIENCE)
-      .setSubject(applicationId)
+      .setSubject(application.id)
       .setIssuedAt()
       .setExpirationTime(`${TOKEN_TTL_SECONDS}s`)
       .setJti(randomUUID())

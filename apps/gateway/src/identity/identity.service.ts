@@ -51,6 +51,8 @@ export class IdentityService {
       if (accountIds.length === 0) throw new ProvisioningError('accounts must name at least one account, or be *');
       const bad = accountIds.find((id) => !isUuid(id));
       if (bad !== undefined) throw new ProvisioningError(`account ${bad} does not exist in tenant ${tenantId}`);
+      // Lower-case, as the database returns ids and as the account checks compare them.
+      accountIds = [...new Set(accountIds.map((id) => id.toLowerCase()))];
       const found = new Set((await this.tenants.findAccounts(tenantId, accountIds)).map((account) => account.id));
       const missing = accountIds.find((id) => !found.has(id));
       if (missing !== undefined) throw new ProvisioningError(`account ${missing} does not exist in tenant ${tenantId}`);

@@ -26,7 +26,8 @@ export interface RoleAssignment {
 export function isPermitted(assignments: readonly RoleAssignment[], accountId: string, permission: Permission): boolean {
   return assignments.some(
     (assignment) =>
-      ROLE_PERMISSIONS[assignment.role].has(permission) &&
+      // Assignments come from a jsonb column: a role this version does not know grants nothing.
+      ROLE_PERMISSIONS[assignment.role]?.has(permission) === true &&
       (assignment.accountIds === '*' || assignment.accountIds.includes(accountId)),
   );
 }

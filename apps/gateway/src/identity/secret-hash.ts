@@ -27,16 +27,24 @@ export async function hashSecret(secret: string): Promise<string> {
 
 /** Constant-time check of `secret` against a stored hash; false for any malformed hash. */
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
+  const [scheme, n, r, p, salt, hash, ...rest] = stored.split('$');
+  if (scheme !== 'scrypt' || rest.length > 0 || !salt || !hash) return false;
+  const [cost, blockSize, parallelism] = [n, r, p].map((value) => (value && /^[1-9]\d{0,6}$/.test(value) ? Number(value) : 0));
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: 64 * 1024 * 1024,
-  });
-  return timingSafeEqual(actual, expected);
+  // A hash part that decodes to nothing would let any secret "match" an empty derived key.
+  if (!cost || !blockSize || !parallelism || expected.length !== KEY_LENGTH) return false;
+  try {
+    const actual = await scryptAsync(secret, Buffer.from(salt, 'base64url'), KEY_LENGTH, {
+      N: cost,
+      r: blockSize,
+      p: parallelism,
+      maxmem: 64 * 1024 * 1024,
+    });
+    return timingSafeEqual(actual, expected);
+  } catch {
+    // scrypt rejects parameters it cannot use, e.g. an N that is not a power of two.
+    return false;
+  }
 }
 
 /** A hash that no secret matches, so unknown applications cost as much time as wrong secrets. */
