@@ -10,6 +10,7 @@ type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
  */
 export class PrefixedNatsServer extends ServerNats {
   private readonly prefixedSubscriptions: Subscription[] = [];
+  private connection: NatsConnection | undefined;
 
   constructor(
     private readonly prefix: string,
@@ -18,7 +19,19 @@ export class PrefixedNatsServer extends ServerNats {
     super(natsOptions);
   }
 
+  /**
+   * Nest reports the server as listening once the subscriptions are queued on the socket, before
+   * the broker has them; a request in that gap gets "no responders" (a 503 from a running replica).
+   * A flush round trip closes the gap.
+   */
+  override start(callback: (err?: unknown) => void): void {
+    const client = this.unwrap<NatsConnection>();
+    this.bindEvents(client);
+    client.flush().then(() => callback(), callback);
+  }
+
   override bindEvents(client: NatsConnection): void {
+    this.connection = client;
     for (const [channel, handler] of this.messageHandlers) {
       const queue = (handler.extras?.queue as string | undefined) ?? this.natsOptions.queue;
       const subscription = client.subscribe(this.prefix + channel, {
@@ -31,6 +44,9 @@ export class PrefixedNatsServer extends ServerNats {
 
   override async close(): Promise<void> {
     for (const subscription of this.prefixedSubscriptions.splice(0)) subscription.unsubscribe();
+    // Likewise on the way out: once close() returns, the broker routes no request here any more.
+    if (this.connection && !this.connection.isClosed()) await this.connection.flush();
+    this.connection = undefined;
     await super.close();
   }
 }

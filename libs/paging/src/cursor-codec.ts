@@ -22,6 +22,11 @@ export class CursorCodec {
     if (!encodedPosition || !encodedMac || extra !== undefined) throw invalidCursor();
     const position = Buffer.from(encodedPosition, 'base64url').toString();
     const given = Buffer.from(encodedMac, 'base64url');
+    // Node's base64 decoder skips characters outside the alphabet and ignores trailing bits, so
+    // different strings decode alike; only the canonical spelling of a cursor is that cursor.
+    if (Buffer.from(position).toString('base64url') !== encodedPosition || given.toString('base64url') !== encodedMac) {
+      throw invalidCursor();
+    }
     const expected = this.mac(binding, position);
     if (given.length !== expected.length || !timingSafeEqual(given, expected) || !/^\d{1,19}$/.test(position)) {
       throw invalidCursor();

@@ -19,7 +19,8 @@ export function parsePageQuery(
     }
     switch (name) {
       case 'limit':
-        if (!/^\d{1,6}$/.test(value)) {
+        // Any whole number is well-formed; one outside 1..100 (-1, 0, 101, 10000000) is OutOfRange.
+        if (!/^-?\d+$/.test(value)) {
           throw DomainError.invalidParameter('limit', ParameterIssue.InvalidFormat, 'limit must be a whole number from 1 to 100.');
         }
         page.limit = Number(value);

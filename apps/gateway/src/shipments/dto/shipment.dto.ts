@@ -1,6 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ShipmentStatus, TransportMode } from '@tracking/contracts';
-import { IsDefined, IsOptional, IsString, Length } from 'class-validator';
+import { IsDefined, IsString, Length, ValidateIf } from 'class-validator';
+
+/**
+ * Optional, but not nullable: `@IsOptional` would also let `null` through to a column that
+ * cannot hold it (https://github.com/typestack/class-validator/issues/686).
+ */
+const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 export class ShipmentDto {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -43,7 +49,7 @@ export class CreateShipmentDto {
 
 export class UpdateShipmentDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   @Length(1, 200)
   name?: string;
