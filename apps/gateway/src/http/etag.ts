@@ -18,3 +18,9 @@ export function parseIfMatch(header: string | undefined): number | undefined {
   }
   return Number(match[1]);
 }
+
+/** Sets the `ETag` of a single-resource reply and returns the resource as the body. */
+export function withETag<T>(reply: { header(name: string, value: string): unknown }, versioned: { resource: T; version: number }): T {
+  reply.header('ETag', etag(versioned.version));
+  return versioned.resource;
+}

@@ -1,4 +1,5 @@
 import type { AccountScope, PageMetadata, PageRequest } from '../paging.js';
+import type { Metadata } from './common.js';
 
 export enum ShipmentStatus {
   Planned = 'Planned',
@@ -15,8 +16,6 @@ export enum TransportMode {
   Rail = 'Rail',
   Multimodal = 'Multimodal',
 }
-
-export type Metadata = Record<string, string | number | boolean>;
 
 /** A shipment as the API shows it (API.md "Shipments"). Timestamps are RFC 3339 UTC strings. */
 export interface Shipment {
