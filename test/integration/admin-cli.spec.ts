@@ -81,7 +81,7 @@ describe('admin command line (compiled, against its own database)', () => {
 
     beforeAll(async () => {
       // A gateway on the CLI's database, without identity caching, to check credentials over HTTP.
-      stack = await TestStack.start({ gatewayEnv: { GATEWAY_DATABASE_URL: databaseUrl, IDENTITY_CACHE_TTL_MS: '0' } });
+      stack = await TestStack.start({ env: { GATEWAY_DATABASE_URL: databaseUrl, IDENTITY_CACHE_TTL_MS: '0' } });
     });
     afterAll(() => stack?.stop());
 

@@ -150,7 +150,7 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
     let immediate: TestStack;
 
     beforeAll(async () => {
-      immediate = await TestStack.start({ gatewayEnv: { IDENTITY_CACHE_TTL_MS: '0' } });
+      immediate = await TestStack.start({ env: { IDENTITY_CACHE_TTL_MS: '0' } });
     });
     afterAll(() => immediate?.stop());
 
@@ -163,7 +163,7 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
     });
 
     it('401 once IDENTITY_CACHE_TTL_MS has passed', async () => {
-      const cached = await TestStack.start({ gatewayEnv: { IDENTITY_CACHE_TTL_MS: '1000' } });
+      const cached = await TestStack.start({ env: { IDENTITY_CACHE_TTL_MS: '1000' } });
       try {
         const owner = await createTenant(cached);
         const ownPath = `/v1/accounts/${owner.accountIds[0]}/shipments`;

@@ -333,7 +333,7 @@ describe('shipments when the OMS fails', () => {
   let path: string;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ gatewayEnv: { RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS) } });
+    stack = await TestStack.start({ env: { RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS) } });
     tenant = await createTenant(stack);
     path = `/v1/accounts/${tenant.accountIds[0]}/shipments`;
     nats = await connect({ servers: stack.env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'fake-oms' });

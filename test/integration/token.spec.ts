@@ -22,7 +22,7 @@ describe('POST /v1/applications/token', () => {
     return stack.request('POST', TOKEN_PATH, { body });
   }
 
-  function credentials(overrides: Record<string, unknown> = {}) {
+  function credentials(overrides: object = {}) {
     return { tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret, ...overrides };
   }
 

@@ -6,12 +6,6 @@ import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
 import { gatewayMigrations } from '../../apps/gateway/src/migrations/index.js';
 import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    runId: string;
-  }
-}
-
 const SERVICES = { gateway: gatewayMigrations, oms: omsMigrations, dms: dmsMigrations };
 
 /**

@@ -17,8 +17,8 @@ let stackCounter = 0;
 export interface StackOptions {
   omsReplicas?: number;
   dmsReplicas?: number;
-  /** Extra gateway environment, e.g. `{ RPC_TIMEOUT_MS: '500' }`. */
-  gatewayEnv?: Record<string, string>;
+  /** Extra environment for every process of the stack, e.g. `{ RPC_TIMEOUT_MS: '500' }`. */
+  env?: Record<string, string>;
 }
 
 export interface HttpResult<T = any> {
@@ -73,7 +73,7 @@ export class TestStack {
       DMS_DATABASE_POOL_SIZE: '2',
       PORT: '0',
       HOST: '127.0.0.1',
-      ...options.gatewayEnv,
+      ...options.env,
     };
     const stack = new TestStack(name, env);
     for (let i = 0; i < (options.omsReplicas ?? 1); i++) await stack.startOmsReplica();
