@@ -1,20 +1,37 @@
 import { fileURLToPath } from 'node:url';
-import swc from 'unplugin-swc';
-import { defineConfig } from 'vitest/config';
+import ts from 'typescript';
+import { defineConfig, type Plugin } from 'vitest/config';
 
 const libs = ['contracts', 'core', 'database', 'messaging', 'paging', 'testing'];
 
+/**
+ * Compiles TypeScript with TypeScript itself: esbuild and oxc cannot emit the decorator metadata
+ * that Nest's dependency injection reads, and transpileModule emits it one file at a time.
+ */
+function typescriptWithDecoratorMetadata(): Plugin {
+  const compilerOptions: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.ESNext,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    useDefineForClassFields: false,
+    sourceMap: true,
+    inlineSources: true,
+  };
+  return {
+    name: 'typescript-decorator-metadata',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('.ts') || id.includes('/node_modules/')) return null;
+      const output = ts.transpileModule(code, { compilerOptions, fileName: id });
+      return { code: output.outputText, map: output.sourceMapText ? JSON.parse(output.sourceMapText) : null };
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [
-    // esbuild cannot emit decorator metadata, which Nest's dependency injection needs.
-    swc.vite({
-      jsc: {
-        target: 'es2023',
-        parser: { syntax: 'typescript', decorators: true },
-        transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-      },
-    }),
-  ],
+  plugins: [typescriptWithDecoratorMetadata()],
+  esbuild: false,
   resolve: {
     alias: libs.map((lib) => ({
       find: `@tracking/${lib}`,
