@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module.js';
 import type { GatewayConfig } from './config.js';
 import { HealthController } from './health/health.controller.js';
+import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { RpcModule } from './rpc/rpc.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 import { GATEWAY_CONFIG, LOGGER } from './tokens.js';
@@ -20,6 +21,7 @@ export class GatewayModule {
         RpcModule,
         AuthModule,
         ShipmentsModule,
+        PointsOfInterestModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -5,6 +5,7 @@ import { startMicroservice } from '@tracking/messaging';
 import type { OmsConfig } from './config.js';
 import { omsMigrations } from './migrations/index.js';
 import { OmsModule } from './oms.module.js';
+import { PointOfInterestEntity } from './points-of-interest/point-of-interest.entity.js';
 import { ShipmentEntity } from './shipments/shipment.entity.js';
 
 /** Prepares the OMS database and starts the OMS on NATS; used by `main.ts` and by tests. */
@@ -12,7 +13,7 @@ export async function startOms(config: OmsConfig, logger: Logger = createLogger(
   const dataSource = await prepareDatabase({
     url: config.OMS_DATABASE_URL,
     poolSize: config.OMS_DATABASE_POOL_SIZE,
-    entities: [ShipmentEntity],
+    entities: [ShipmentEntity, PointOfInterestEntity],
     migrations: omsMigrations,
     applicationName: 'oms',
   });

@@ -4,6 +4,7 @@ import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { PingHandler } from './health/ping.handler.js';
+import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 
 @Module({})
@@ -18,6 +19,7 @@ export class OmsModule {
           dataSourceFactory: async () => dataSource,
         }),
         ShipmentsModule,
+        PointsOfInterestModule,
       ],
       controllers: [PingHandler],
       providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],

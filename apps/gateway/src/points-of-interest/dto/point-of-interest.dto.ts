@@ -1,0 +1,166 @@
+import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
+import { DEFAULT_RADIUS_METERS, ErrorCode, type Metadata, ParameterIssue, PointOfInterestKind } from '@tracking/contracts';
+import { Type } from 'class-transformer';
+import {
+  IsDefined,
+  IsEnum,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsMetadata, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../http/metadata.validator.js';
+import { PageMetadataDto } from '../../shipments/dto/shipment.dto.js';
+
+/**
+ * Optional, but not nullable: `@IsOptional` would also let `null` through to a column that
+ * cannot hold it (https://github.com/typestack/class-validator/issues/686).
+ */
+const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** JSON has no NaN or Infinity; refusing them anyway keeps the rule independent of the parser. */
+const FINITE = { allowNaN: false, allowInfinity: false } as const;
+
+const METADATA_SCHEMA = {
+  type: 'object' as const,
+  maxProperties: METADATA_MAX_KEYS,
+  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+  description: `At most ${METADATA_MAX_KEYS} keys and ${METADATA_MAX_BYTES} bytes serialised; values are strings, numbers or booleans.`,
+  example: { dock: 'B4', gates: 12, bonded: true },
+} satisfies ApiPropertyOptions;
+
+export class GeoPointDto {
+  @ApiProperty({ type: Number, minimum: -90, maximum: 90, example: 51.9496, description: 'Latitude, WGS 84 degrees.' })
+  @IsDefined()
+  @IsNumber(FINITE)
+  @Min(-90)
+  @Max(90)
+  lat: number;
+
+  @ApiProperty({ type: Number, minimum: -180, maximum: 180, example: 4.1453, description: 'Longitude, WGS 84 degrees.' })
+  @IsDefined()
+  @IsNumber(FINITE)
+  @Min(-180)
+  @Max(180)
+  lng: number;
+}
+
+export class PointOfInterestDto {
+  @ApiProperty({ format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a' }) id: string;
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Port of Rotterdam, Maasvlakte II' }) name: string;
+  @ApiProperty({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Port })
+  kind: PointOfInterestKind;
+  @ApiProperty({ type: GeoPointDto }) location: GeoPointDto;
+  @ApiProperty({ type: 'integer', minimum: 10, maximum: 100000, example: 1500 }) radiusMeters: number;
+  @ApiProperty({ type: String, nullable: true, maxLength: 2000, example: 'Europaweg 875, 3199 LD Maasvlakte Rotterdam, NL' })
+  address: string | null;
+  @ApiProperty(METADATA_SCHEMA) metadata: Metadata;
+  @ApiProperty({ format: 'date-time', example: '2025-11-22T08:30:00.000Z' }) createdAt: string;
+  @ApiProperty({ format: 'date-time', example: '2025-11-22T08:30:00.000Z' }) updatedAt: string;
+}
+
+export class PointOfInterestPageDto {
+  @ApiProperty({ type: [PointOfInterestDto] }) items: PointOfInterestDto[];
+  @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
+}
+
+export class CreatePointOfInterestDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Port of Rotterdam, Maasvlakte II' })
+  @IsDefined()
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Port })
+  @IsDefined()
+  @IsEnum(PointOfInterestKind)
+  kind: PointOfInterestKind;
+
+  @ApiProperty({ type: GeoPointDto })
+  @IsDefined()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => GeoPointDto)
+  location: GeoPointDto;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 10, maximum: 100000, default: DEFAULT_RADIUS_METERS, example: 1500 })
+  @IsOmittable()
+  @IsInt()
+  @Min(10)
+  @Max(100000)
+  radiusMeters?: number;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: 'Europaweg 875, 3199 LD Maasvlakte Rotterdam, NL' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  address?: string | null;
+
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @IsOmittable()
+  @IsMetadata()
+  metadata?: Metadata;
+}
+
+/** Any subset of the fields; `address` may be set to null, the others may not. `metadata` is replaced whole. */
+export class UpdatePointOfInterestDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Port of Rotterdam, ECT Delta' })
+  @IsOmittable()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Warehouse })
+  @IsOmittable()
+  @IsEnum(PointOfInterestKind)
+  kind?: PointOfInterestKind;
+
+  @ApiPropertyOptional({ type: GeoPointDto, description: 'Both coordinates together.' })
+  @IsOmittable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => GeoPointDto)
+  location?: GeoPointDto;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 10, maximum: 100000, example: 800 })
+  @IsOmittable()
+  @IsInt()
+  @Min(10)
+  @Max(100000)
+  radiusMeters?: number;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: null })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  address?: string | null;
+
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `Replaces the whole metadata object. ${METADATA_SCHEMA.description}` })
+  @IsOmittable()
+  @IsMetadata()
+  metadata?: Metadata;
+}
+
+/** The error envelope of every 4xx answer, for the API reference. */
+export class ErrorDetailsDto {
+  @ApiProperty({ example: 'location.lat' }) field: string;
+  @ApiProperty({ enum: ParameterIssue, enumName: 'ParameterIssue', example: ParameterIssue.OutOfRange }) issue: ParameterIssue;
+}
+
+export class ErrorBodyDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
+  @ApiProperty({ example: 'location.lat must not be greater than 90.' }) message: string;
+  @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
+}

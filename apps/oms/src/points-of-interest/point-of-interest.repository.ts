@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type AccountScope, type PageRequest, ShipmentStatus } from '@tracking/contracts';
+import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
+import type { EntityManager, Repository } from 'typeorm';
+import { PointOfInterestEntity } from './point-of-interest.entity.js';
+
+const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
+  ShipmentStatus.Planned,
+  ShipmentStatus.InTransit,
+  ShipmentStatus.Delivered,
+];
+
+@Injectable()
+export class PointOfInterestRepository {
+  constructor(
+    @InjectRepository(PointOfInterestEntity) private readonly pointsOfInterest: Repository<PointOfInterestEntity>,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async insert(pointOfInterest: Omit<PointOfInterestEntity, 'seq'>): Promise<void> {
+    await this.pointsOfInterest.manager.transaction(async (manager) => {
+      await lockInsertOrder(manager, `points-of-interest:${pointOfInterest.accountId}`);
+      await manager.insert(PointOfInterestEntity, pointOfInterest);
+    });
+  }
+
+  findPage(scope: AccountScope, page: PageRequest): Promise<KeysetPage<PointOfInterestEntity>> {
+    const query = this.pointsOfInterest
+      .createQueryBuilder('p')
+      .where('p.account_id = :accountId', { accountId: scope.accountId })
+      .andWhere('p.tenant_id = :tenantId', { tenantId: scope.tenantId });
+    return keysetPage(query, {
+      seqColumn: 'p.seq',
+      seqProperty: 'seq',
+      page,
+      codec: this.cursors,
+      binding: cursorBinding('points-of-interest', { accountId: scope.accountId }),
+    });
+  }
+
+  findOne(scope: AccountScope, id: string): Promise<PointOfInterestEntity | null> {
+    return this.pointsOfInterest.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  }
+
+  /**
+   * Runs `work` in one transaction with the point of interest locked (`FOR UPDATE`) until it returns.
+   * The lock also conflicts with the key-share lock that the foreign keys of `shipments` take, so no
+   * shipment can start referring to the point of interest while `work` decides about it.
+   */
+  withLockedPointOfInterest<T>(
+    scope: AccountScope,
+    id: string,
+    work: (pointOfInterest: PointOfInterestEntity | null, manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    return this.pointsOfInterest.manager.transaction(async (manager) => {
+      const pointOfInterest = await manager.findOne(PointOfInterestEntity, {
+        where: { id, accountId: scope.accountId, tenantId: scope.tenantId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      return work(pointOfInterest, manager);
+    });
+  }
+
+  async save(manager: EntityManager, pointOfInterest: PointOfInterestEntity): Promise<void> {
+    const { seq: _seq, ...columns } = pointOfInterest;
+    await manager.update(PointOfInterestEntity, { id: pointOfInterest.id }, columns);
+  }
+
+  /**
+   * Whether an ongoing shipment (Planned, InTransit or Delivered) has the point of interest as origin
+   * or destination. Closed shipments do not count: deleting sets their reference to null.
+   */
+  async isUsedByOngoingShipment(manager: EntityManager, pointOfInterestId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM shipments
+        WHERE (origin_id = $1 OR destination_id = $1) AND status = ANY($2::text[])
+        LIMIT 1`,
+      [pointOfInterestId, ONGOING_SHIPMENT_STATUSES],
+    );
+    return rows.length > 0;
+  }
+
+  async delete(manager: EntityManager, pointOfInterest: PointOfInterestEntity): Promise<void> {
+    await manager.delete(PointOfInterestEntity, { id: pointOfInterest.id });
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { PointOfInterestEntity } from './point-of-interest.entity.js';
+import { PointOfInterestRepository } from './point-of-interest.repository.js';
+import { PointsOfInterestHandler } from './points-of-interest.handler.js';
+import { PointsOfInterestService } from './points-of-interest.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([PointOfInterestEntity])],
+  controllers: [PointsOfInterestHandler],
+  providers: [PointsOfInterestService, PointOfInterestRepository],
+})
+export class PointsOfInterestModule {}

@@ -1,0 +1,124 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Injectable } from '@nestjs/common';
+import {
+  type CreatePointOfInterestRequest,
+  DEFAULT_RADIUS_METERS,
+  type DeletePointOfInterestRequest,
+  ErrorCode,
+  type ItemPage,
+  type ListPointsOfInterestRequest,
+  type PointOfInterest,
+  type PointOfInterestRequest,
+  type UpdatePointOfInterestRequest,
+  type Versioned,
+} from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+import { v7 as uuidv7 } from 'uuid';
+import type { PointOfInterestEntity } from './point-of-interest.entity.js';
+import { PointOfInterestRepository } from './point-of-interest.repository.js';
+
+@Injectable()
+export class PointsOfInterestService {
+  constructor(private readonly pointsOfInterest: PointOfInterestRepository) {}
+
+  async list(request: ListPointsOfInterestRequest): Promise<ItemPage<PointOfInterest>> {
+    const { rows, metadata } = await this.pointsOfInterest.findPage(request, request.page);
+    return { items: rows.map(toPointOfInterest), metadata };
+  }
+
+  async create(request: CreatePointOfInterestRequest): Promise<Versioned<PointOfInterest>> {
+    const input = request.pointOfInterest;
+    const now = new Date();
+    const entity: Omit<PointOfInterestEntity, 'seq'> = {
+      id: uuidv7(),
+      tenantId: request.tenantId,
+      accountId: request.accountId,
+      name: input.name,
+      kind: input.kind,
+      lat: input.location.lat,
+      lng: input.location.lng,
+      radiusMeters: input.radiusMeters ?? DEFAULT_RADIUS_METERS,
+      address: input.address ?? null,
+      metadata: input.metadata ?? {},
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.pointsOfInterest.insert(entity);
+    return { resource: toPointOfInterest(entity), version: entity.version };
+  }
+
+  async get(request: PointOfInterestRequest): Promise<Versioned<PointOfInterest>> {
+    const entity = await this.pointsOfInterest.findOne(request, request.pointOfInterestId);
+    if (!entity) throw notFound(request.pointOfInterestId);
+    return { resource: toPointOfInterest(entity), version: entity.version };
+  }
+
+  update(request: UpdatePointOfInterestRequest): Promise<Versioned<PointOfInterest>> {
+    const id = request.pointOfInterestId;
+    return this.pointsOfInterest.withLockedPointOfInterest(request, id, async (entity, manager) => {
+      if (!entity) throw notFound(id);
+      checkVersion(entity, request.expectedVersion);
+      const { patch } = request;
+      const changed: Partial<PointOfInterestEntity> = {};
+      if (patch.name !== undefined) changed.name = patch.name;
+      if (patch.kind !== undefined) changed.kind = patch.kind;
+      if (patch.location !== undefined) {
+        changed.lat = patch.location.lat;
+        changed.lng = patch.location.lng;
+      }
+      if (patch.radiusMeters !== undefined) changed.radiusMeters = patch.radiusMeters;
+      if (patch.address !== undefined) changed.address = patch.address;
+      // Metadata is replaced as a whole, like every other field; `{}` clears it.
+      if (patch.metadata !== undefined) changed.metadata = patch.metadata;
+      // A patch that changes nothing keeps the version, so the client's ETag stays valid.
+      const changes = Object.entries(changed).some(([field, value]) => !isDeepStrictEqual(value, entity[field as keyof typeof changed]));
+      if (!changes) return { resource: toPointOfInterest(entity), version: entity.version };
+      Object.assign(entity, changed, { version: entity.version + 1, updatedAt: new Date() });
+      await this.pointsOfInterest.save(manager, entity);
+      return { resource: toPointOfInterest(entity), version: entity.version };
+    });
+  }
+
+  delete(request: DeletePointOfInterestRequest): Promise<void> {
+    const id = request.pointOfInterestId;
+    return this.pointsOfInterest.withLockedPointOfInterest(request, id, async (entity, manager) => {
+      if (!entity) throw notFound(id);
+      checkVersion(entity, request.expectedVersion);
+      if (await this.pointsOfInterest.isUsedByOngoingShipment(manager, entity.id)) {
+        throw new DomainError(
+          ErrorCode.PointOfInterestInUse,
+          'The point of interest is the origin or destination of an ongoing shipment; change or close that shipment first.',
+        );
+      }
+      await this.pointsOfInterest.delete(manager, entity);
+    });
+  }
+}
+
+function checkVersion(entity: PointOfInterestEntity, expectedVersion: number | undefined): void {
+  if (expectedVersion !== undefined && expectedVersion !== entity.version) {
+    throw new DomainError(
+      ErrorCode.PreconditionFailed,
+      'The point of interest has changed since you read it; fetch it again and retry with its current ETag.',
+    );
+  }
+}
+
+function notFound(id: string): DomainError {
+  return new DomainError(ErrorCode.PointOfInterestNotExists, `Point of interest ${id} does not exist in this account.`);
+}
+
+export function toPointOfInterest(entity: Omit<PointOfInterestEntity, 'seq'>): PointOfInterest {
+  return {
+    id: entity.id,
+    name: entity.name,
+    kind: entity.kind,
+    location: { lat: entity.lat, lng: entity.lng },
+    radiusMeters: entity.radiusMeters,
+    address: entity.address,
+    metadata: entity.metadata,
+    createdAt: entity.createdAt.toISOString(),
+    updatedAt: entity.updatedAt.toISOString(),
+  };
+}
