@@ -4,11 +4,9 @@ import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'cl
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_MAX_BYTES = 8 * 1024;
 
-/**
- * `toInvalidParameter` (validation.ts) derives `details.issue` from the name of the failed rule and
- * reports `maxLength` as OutOfRange; a limit on the serialised length is what this rule checks.
- */
-const SIZE_RULE = 'maxLength';
+/** Listed among the range rules of validation.ts, so its failures are `OutOfRange`. */
+export const METADATA_SIZE_RULE = 'maxMetadataSize';
+const SIZE_RULE = METADATA_SIZE_RULE;
 const SHAPE_RULE = 'isMetadata';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
 /** Fields that the API sets itself; a client sending one gets `ReadOnly` rather than `UnknownField`. */
 const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
@@ -33,6 +34,7 @@ const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
   'isNotEmpty',
   'minDate',
   'maxDate',
+  METADATA_SIZE_RULE,
 ]);
 
 /** The first failed rule of a body as `InvalidParameter` with `details.field` and `details.issue`. */

@@ -1,19 +1,13 @@
-import { applyDecorators, Body, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
-  ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
-  ApiForbiddenResponse,
-  ApiHeader,
   ApiNoContentResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiPreconditionFailedResponse,
   ApiQuery,
   ApiTags,
-  ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import {
   type AccountScope,
@@ -31,13 +25,14 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
+import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { parseIfMatch, withETag } from '../http/etag.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
 import { parsePageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import {
   CreatePointOfInterestDto,
-  ErrorEnvelopeDto,
   PointOfInterestDto,
   PointOfInterestPageDto,
   UpdatePointOfInterestDto,
@@ -45,27 +40,12 @@ import {
 
 const PointOfInterestId = new ResourceIdPipe(ErrorCode.PointOfInterestNotExists, 'Point of interest');
 
-/** The answers every route of this controller can give besides its success. */
-const CommonErrors = () =>
-  applyDecorators(
-    ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: 'InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest.' }),
-    ApiUnauthorizedResponse({ description: 'Unauthorized: no, expired or invalid bearer token.' }),
-    ApiForbiddenResponse({ type: ErrorEnvelopeDto, description: 'Forbidden: the application has no such permission on the account.' }),
-  );
 const NotFound = () =>
-  ApiNotFoundResponse({
-    type: ErrorEnvelopeDto,
-    description: 'PointOfInterestNotExists: unknown id, not a UUID, or another account\'s point of interest.',
-  });
-const IfMatch = () =>
-  applyDecorators(
-    ApiHeader({ name: 'If-Match', required: false, description: 'ETag from a previous read, or `*`; 412 when stale.' }),
-    ApiPreconditionFailedResponse({ type: ErrorEnvelopeDto, description: 'PreconditionFailed: If-Match names another version.' }),
-  );
+  ApiNotFound("PointOfInterestNotExists: unknown id, not a UUID, or another account's point of interest.");
 
 @ApiTags('Points of interest')
 @AccountController('points-of-interest')
-@CommonErrors()
+@ApiAccountErrors()
 export class PointsOfInterestController {
   constructor(private readonly services: ServiceClient) {}
 
@@ -125,7 +105,7 @@ export class PointsOfInterestController {
   @Patch(':poiId')
   @ApiOperation({ summary: 'Change some fields of a point of interest; honours If-Match' })
   @ApiParam({ name: 'poiId', format: 'uuid' })
-  @IfMatch()
+  @ApiIfMatch()
   @ApiOkResponse({ type: PointOfInterestDto, description: 'The ETag header carries the new version.' })
   @NotFound()
   async update(
@@ -148,7 +128,7 @@ export class PointsOfInterestController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a point of interest; honours If-Match' })
   @ApiParam({ name: 'poiId', format: 'uuid' })
-  @IfMatch()
+  @ApiIfMatch()
   @ApiNoContentResponse({ description: 'Deleted. Closed shipments that referred to it keep a null originId/destinationId.' })
   @NotFound()
   @ApiConflictResponse({

@@ -1,5 +1,5 @@
-import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
-import { DEFAULT_RADIUS_METERS, ErrorCode, type Metadata, ParameterIssue, PointOfInterestKind } from '@tracking/contracts';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@tracking/contracts';
 import { Type } from 'class-transformer';
 import {
   IsDefined,
@@ -13,28 +13,14 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsMetadata, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../http/metadata.validator.js';
-import { PageMetadataDto } from '../../shipments/dto/shipment.dto.js';
-
-/**
- * Optional, but not nullable: `@IsOptional` would also let `null` through to a column that
- * cannot hold it (https://github.com/typestack/class-validator/issues/686).
- */
-const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
+import { IsMetadata } from '../../http/metadata.validator.js';
+import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 
 /** JSON has no NaN or Infinity; refusing them anyway keeps the rule independent of the parser. */
 const FINITE = { allowNaN: false, allowInfinity: false } as const;
 
-const METADATA_SCHEMA = {
-  type: 'object' as const,
-  maxProperties: METADATA_MAX_KEYS,
-  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
-  description: `At most ${METADATA_MAX_KEYS} keys and ${METADATA_MAX_BYTES} bytes serialised; values are strings, numbers or booleans.`,
-  example: { dock: 'B4', gates: 12, bonded: true },
-} satisfies ApiPropertyOptions;
 
 export class GeoPointDto {
   @ApiProperty({ type: Number, minimum: -90, maximum: 90, example: 51.9496, description: 'Latitude, WGS 84 degrees.' })
@@ -146,21 +132,4 @@ export class UpdatePointOfInterestDto {
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
-}
-
-/** The error envelope of every 4xx answer, for the API reference. */
-export class ErrorDetailsDto {
-  @ApiProperty({ example: 'location.lat' }) field: string;
-  @ApiProperty({ enum: ParameterIssue, enumName: 'ParameterIssue', example: ParameterIssue.OutOfRange }) issue: ParameterIssue;
-}
-
-export class ErrorBodyDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
-  @ApiProperty({ example: 'location.lat must not be greater than 90.' }) message: string;
-  @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
-}
-
-export class ErrorEnvelopeDto {
-  @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
 }

@@ -1,12 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ShipmentStatus, TransportMode } from '@tracking/contracts';
-import { IsDefined, IsString, Length, ValidateIf } from 'class-validator';
-
-/**
- * Optional, but not nullable: `@IsOptional` would also let `null` through to a column that
- * cannot hold it (https://github.com/typestack/class-validator/issues/686).
- */
-const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
+import { IsDefined, IsString, Length } from 'class-validator';
+import { IsOmittable, PageMetadataDto } from '../../http/common.dto.js';
 
 export class ShipmentDto {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -27,11 +22,6 @@ export class ShipmentDto {
   @ApiProperty({ type: 'object', additionalProperties: true }) metadata: Record<string, string | number | boolean>;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
-}
-
-export class PageMetadataDto {
-  @ApiProperty({ type: String, nullable: true, description: 'Opaque; null on the last page.' }) nextCursor: string | null;
-  @ApiPropertyOptional({ description: 'Present when includeTotal=true.' }) total?: number;
 }
 
 export class ShipmentPageDto {

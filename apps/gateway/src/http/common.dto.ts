@@ -1,0 +1,42 @@
+import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
+import { ErrorCode, ParameterIssue } from '@tracking/contracts';
+import { ValidateIf } from 'class-validator';
+import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from './metadata.validator.js';
+
+/**
+ * Optional, but not nullable: `@IsOptional` would also let `null` through to a column that
+ * cannot hold it (https://github.com/typestack/class-validator/issues/686).
+ */
+export const IsOmittable = () => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** The OpenAPI schema of every `metadata` field. */
+export const METADATA_SCHEMA = {
+  type: 'object' as const,
+  maxProperties: METADATA_MAX_KEYS,
+  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+  description: `At most ${METADATA_MAX_KEYS} keys and ${METADATA_MAX_BYTES} bytes serialised; values are strings, numbers or booleans.`,
+  example: { dock: 'B4', gates: 12, bonded: true },
+} satisfies ApiPropertyOptions;
+
+/** `metadata` of every collection page. */
+export class PageMetadataDto {
+  @ApiProperty({ type: String, nullable: true, description: 'Opaque; null on the last page.' }) nextCursor: string | null;
+  @ApiPropertyOptional({ description: 'Present when includeTotal=true.' }) total?: number;
+}
+
+/** The error envelope of every 4xx answer, for the API reference. */
+export class ErrorDetailsDto {
+  @ApiProperty({ example: 'location.lat' }) field: string;
+  @ApiProperty({ enum: ParameterIssue, enumName: 'ParameterIssue', example: ParameterIssue.OutOfRange }) issue: ParameterIssue;
+}
+
+export class ErrorBodyDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
+  @ApiProperty({ example: 'location.lat must not be greater than 90.' }) message: string;
+  @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
+}
