@@ -31,7 +31,7 @@ function typescriptWithDecoratorMetadata(): Plugin {
 
 export default defineConfig({
   plugins: [typescriptWithDecoratorMetadata()],
-  esbuild: false,
+  oxc: false,
   resolve: {
     alias: libs.map((lib) => ({
       find: `@tracking/${lib}`,

@@ -5,8 +5,10 @@ import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module.js';
 import type { GatewayConfig } from './config.js';
 import { HealthController } from './health/health.controller.js';
+import { ItemsModule } from './items/items.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { RpcModule } from './rpc/rpc.module.js';
+import { SetsModule } from './sets/sets.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 import { GATEWAY_CONFIG, LOGGER } from './tokens.js';
 
@@ -22,6 +24,8 @@ export class GatewayModule {
         AuthModule,
         ShipmentsModule,
         PointsOfInterestModule,
+        SetsModule,
+        ItemsModule,
       ],
       controllers: [HealthController],
       providers: [

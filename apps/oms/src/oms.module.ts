@@ -4,7 +4,9 @@ import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { PingHandler } from './health/ping.handler.js';
+import { ItemsModule } from './items/items.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
+import { SetsModule } from './sets/sets.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 
 @Module({})
@@ -20,6 +22,8 @@ export class OmsModule {
         }),
         ShipmentsModule,
         PointsOfInterestModule,
+        SetsModule,
+        ItemsModule,
       ],
       controllers: [PingHandler],
       providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],

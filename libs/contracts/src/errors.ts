@@ -79,6 +79,8 @@ export enum ParameterIssue {
   ReadOnly = 'ReadOnly',
   AccountNotFound = 'AccountNotFound',
   InvalidCursor = 'InvalidCursor',
+  /** A well-formed id that names no resource of this account, e.g. an `originId` of another account's point of interest. */
+  UnknownReference = 'UnknownReference',
 }
 
 export type ErrorDetails = Record<string, unknown>;

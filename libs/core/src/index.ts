@@ -2,3 +2,4 @@ export * from './domain-error.js';
 export * from './config.js';
 export * from './logger.js';
 export * from './nest-logger.js';
+export * from './date-time.js';

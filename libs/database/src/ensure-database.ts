@@ -31,10 +31,20 @@ export function isPgError(error: unknown, code: string): error is Error & { code
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
 
+/** The constraint a PostgreSQL error of `code` was raised by, also when TypeORM wraps it; undefined for other errors. */
+function violatedConstraint(error: unknown, code: string): string | undefined {
+  if (isPgError(error, code)) return error.constraint ?? '';
+  const driverError = (error as { driverError?: unknown } | null)?.driverError;
+  if (driverError && isPgError(driverError, code)) return driverError.constraint ?? '';
+  return undefined;
+}
+
 /** The PostgreSQL constraint a unique violation (23505) was raised by, if `error` is one. */
 export function uniqueViolation(error: unknown): string | undefined {
-  if (isPgError(error, '23505')) return error.constraint ?? '';
-  const driverError = (error as { driverError?: unknown } | null)?.driverError;
-  if (driverError && isPgError(driverError, '23505')) return driverError.constraint ?? '';
-  return undefined;
+  return violatedConstraint(error, '23505');
+}
+
+/** The PostgreSQL constraint a foreign key violation (23503) was raised by, if `error` is one. */
+export function foreignKeyViolation(error: unknown): string | undefined {
+  return violatedConstraint(error, '23503');
 }

@@ -4,8 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 
 /** The `{tenantId, accountId}` of a request that passed `AccountAccessGuard`. */
-export const Scope = createParamDecorator((_data: unknown, context: ExecutionContext): AccountScope => {
-  const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { accountId: string } }> & { user: Principal }>();
+export function accountScopeOf(request: FastifyRequest): AccountScope {
+  const { user, params } = request as FastifyRequest<{ Params: { accountId: string } }> & { user: Principal };
   // Lower-case, as the guard checked it: services key locks and cursors on the account id's text.
-  return { tenantId: request.user.tenantId, accountId: request.params.accountId.toLowerCase() };
-});
+  return { tenantId: user.tenantId, accountId: params.accountId.toLowerCase() };
+}
+
+/** The `{tenantId, accountId}` of a request that passed `AccountAccessGuard`. */
+export const Scope = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): AccountScope => accountScopeOf(context.switchToHttp().getRequest<FastifyRequest>()),
+);

@@ -5,6 +5,7 @@ import {
   ApiHeader,
   ApiNotFoundResponse,
   ApiPreconditionFailedResponse,
+  ApiQuery,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ErrorEnvelopeDto } from './common.dto.js';
@@ -28,4 +29,12 @@ export const ApiIfMatch = () =>
   applyDecorators(
     ApiHeader({ name: 'If-Match', required: false, description: 'ETag from a previous read, or `*`; 412 when stale.' }),
     ApiPreconditionFailedResponse({ type: ErrorEnvelopeDto, description: 'PreconditionFailed: If-Match names another version.' }),
+  );
+
+/** The paging parameters of every collection (API.md "Pagination"). */
+export const ApiPageQuery = () =>
+  applyDecorators(
+    ApiQuery({ name: 'cursor', required: false, description: 'metadata.nextCursor of the previous page, with the same filters.' }),
+    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } }),
+    ApiQuery({ name: 'includeTotal', required: false, schema: { type: 'boolean', default: false } }),
   );

@@ -16,3 +16,14 @@ export class ResourceIdPipe implements PipeTransform<string, string> {
     return value.toLowerCase();
   }
 }
+
+/**
+ * A path id below another one (`setId` below `shipmentId`): lower-cased, but not refused when it is
+ * not a UUID, because the parent's 404 comes first; the service answers for both, in that order.
+ */
+@Injectable()
+export class NestedResourceIdPipe implements PipeTransform<string, string> {
+  transform(value: string): string {
+    return isUuid(value) ? value.toLowerCase() : value;
+  }
+}

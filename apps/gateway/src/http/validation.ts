@@ -1,6 +1,7 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
 /** Fields that the API sets itself; a client sending one gets `ReadOnly` rather than `UnknownField`. */
@@ -35,6 +36,7 @@ const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
   'minDate',
   'maxDate',
   METADATA_SIZE_RULE,
+  DATE_TIME_RANGE_RULE,
 ]);
 
 /** The first failed rule of a body as `InvalidParameter` with `details.field` and `details.issue`. */

@@ -6,7 +6,6 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import {
@@ -25,7 +24,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { parseIfMatch, withETag } from '../http/etag.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
@@ -51,9 +50,7 @@ export class PointsOfInterestController {
 
   @Get()
   @ApiOperation({ summary: 'List points of interest, oldest first, with cursor paging' })
-  @ApiQuery({ name: 'cursor', required: false, description: 'metadata.nextCursor of the previous page.' })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } })
-  @ApiQuery({ name: 'includeTotal', required: false, schema: { type: 'boolean', default: false } })
+  @ApiPageQuery()
   @ApiOkResponse({ type: PointOfInterestPageDto })
   list(
     @Scope() scope: AccountScope,

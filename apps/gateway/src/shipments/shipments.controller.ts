@@ -1,101 +1,212 @@
-import { Body, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Body, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
   ApiCreatedResponse,
-  ApiHeader,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import {
   type AccountScope,
-  ErrorCode,
-  type ShipmentPage,
+  type CreateShipmentRequest,
+  type DeleteShipmentRequest,
+  type ItemPage,
+  type ListShipmentsRequest,
+  type Shipment,
+  ShipmentAction,
+  type ShipmentRequest,
   Subjects,
-  type VersionedShipment,
+  type TransitionShipmentRequest,
+  type TransitionShipmentResult,
+  type UpdateShipmentRequest,
+  type Versioned,
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
-import { etag, parseIfMatch } from '../http/etag.js';
-import { ResourceIdPipe } from '../http/resource-id.pipe.js';
-import { parsePageQuery } from '../paging/page-query.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ErrorEnvelopeDto } from '../http/common.dto.js';
+import { etag, withETag } from '../http/etag.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
+import { parseShipmentQuery } from './dto/shipment-query.js';
 import { CreateShipmentDto, ShipmentDto, ShipmentPageDto, UpdateShipmentDto } from './dto/shipment.dto.js';
+import { ShipmentIdPipe, TargetShipment, type ShipmentTarget } from './shipment-target.decorator.js';
 
-const ShipmentId = new ResourceIdPipe(ErrorCode.ShipmentNotExists, 'Shipment');
+/** The 404 of every route on one shipment, with its path parameter. */
+const OneShipment = () =>
+  applyDecorators(
+    ApiParam({ name: 'shipmentId', format: 'uuid' }),
+    ApiNotFound("ShipmentNotExists: unknown id, not a UUID, or another account's shipment."),
+  );
+
+const INVALID_BODY =
+  'InvalidParameter: a field breaks its rule (Required, InvalidFormat, OutOfRange, UnknownField, ReadOnly), ' +
+  'originId/destinationId name no point of interest of the account (UnknownReference), or plannedArrivalAt ' +
+  'is before plannedDepartureAt (OutOfRange); MalformedRequest: the body is not a JSON object; ' +
+  'accountId: AccountNotFound.';
+
+/** A lifecycle action: `POST /shipments/{shipmentId}/<action>`, 204 when it moves the shipment on. */
+const Transition = (action: ShipmentAction, summary: string) =>
+  applyDecorators(
+    Post(`:shipmentId/${action}`),
+    HttpCode(204),
+    ApiOperation({
+      summary,
+      description:
+        'Answers 204 without a body; the ETag header carries the new version. If-Match is optional. ' +
+        'Of concurrent actions on one shipment exactly one succeeds; the others find its new status and get 409.',
+    }),
+    OneShipment(),
+    ApiIfMatch(),
+    ApiNoContentResponse({ description: 'Done; the ETag header carries the new version.' }),
+    ApiConflictResponse({
+      type: ErrorEnvelopeDto,
+      description: `InvalidStateTransition: the shipment's status does not allow ${action}; details name the status and the action.`,
+      example: {
+        error: {
+          id: '0190a4a0-0000-7000-8000-000000000001',
+          code: 'InvalidStateTransition',
+          message: `Cannot ${action} a Completed shipment.`,
+          details: { from: 'Completed', action },
+        },
+      },
+    }),
+  );
 
 @ApiTags('Shipments')
 @AccountController('shipments')
+@ApiAccountErrors()
 export class ShipmentsController {
   constructor(private readonly services: ServiceClient) {}
 
   @Get()
-  @ApiOperation({ summary: 'List shipments, oldest first, with cursor paging' })
-  @ApiQuery({ name: 'cursor', required: false })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } })
-  @ApiQuery({ name: 'includeTotal', required: false, schema: { type: 'boolean', default: false } })
+  @ApiOperation({ summary: 'List shipments, oldest first, with cursor paging; filters combine with AND' })
+  @ApiPageQuery()
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'One status, or several separated by commas (any of them).',
+    schema: { type: 'string', example: 'Planned,InTransit' },
+  })
+  @ApiQuery({ name: 'reference', required: false, description: 'Exact reference.', schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiQuery({ name: 'tag', required: false, description: 'Shipments carrying this tag.', schema: { type: 'string', minLength: 1, maxLength: 50 } })
   @ApiOkResponse({ type: ShipmentPageDto })
-  list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<ShipmentPage> {
-    const { page } = parsePageQuery(query);
-    return this.services.call(Subjects.oms.shipments.list, { ...scope, page }, request);
+  @ApiBadRequestResponse({
+    type: ErrorEnvelopeDto,
+    description:
+      'InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of ' +
+      'other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); ' +
+      'accountId: AccountNotFound.',
+  })
+  list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<ItemPage<Shipment>> {
+    const { page, filters } = parseShipmentQuery(query);
+    return this.services.call(Subjects.oms.shipments.list, { ...scope, page, filters } satisfies ListShipmentsRequest, request);
   }
 
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Create a shipment (status Planned)' })
   @ApiCreatedResponse({ type: ShipmentDto, description: 'Location and ETag headers name the new shipment.' })
+  @ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: INVALID_BODY })
+  @ApiConflictResponse({ type: ErrorEnvelopeDto, description: 'DuplicateReference: another shipment of the account has this reference.' })
   async create(
     @Scope() scope: AccountScope,
     @Body() body: CreateShipmentDto,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<ShipmentDto> {
-    const { shipment, version } = await this.services.call<VersionedShipment>(
+  ): Promise<Shipment> {
+    const created = await this.services.call<Versioned<Shipment>>(
       Subjects.oms.shipments.create,
-      { ...scope, shipment: { name: body.name } },
+      { ...scope, shipment: body } satisfies CreateShipmentRequest,
       request,
     );
-    reply.header('Location', `/v1/accounts/${scope.accountId}/shipments/${shipment.id}`).header('ETag', etag(version));
-    return shipment;
+    reply.header('Location', `/v1/accounts/${scope.accountId}/shipments/${created.resource.id}`);
+    return withETag(reply, created);
   }
 
   @Get(':shipmentId')
   @ApiOperation({ summary: 'Get one shipment' })
-  @ApiOkResponse({ type: ShipmentDto })
+  @ApiOkResponse({ type: ShipmentDto, description: 'The ETag header carries its version.' })
+  @OneShipment()
   async get(
     @Scope() scope: AccountScope,
-    @Param('shipmentId', ShipmentId) shipmentId: string,
+    @Param('shipmentId', ShipmentIdPipe) shipmentId: string,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<ShipmentDto> {
-    const { shipment, version } = await this.services.call<VersionedShipment>(
+  ): Promise<Shipment> {
+    const found = await this.services.call<Versioned<Shipment>>(
       Subjects.oms.shipments.get,
-      { ...scope, shipmentId },
+      { ...scope, shipmentId } satisfies ShipmentRequest,
       request,
     );
-    reply.header('ETag', etag(version));
-    return shipment;
+    return withETag(reply, found);
   }
 
   @Patch(':shipmentId')
-  @ApiOperation({ summary: 'Change a shipment; honours If-Match' })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag from a previous read; 412 when stale.' })
-  @ApiOkResponse({ type: ShipmentDto })
+  @ApiOperation({ summary: 'Change some fields of a shipment; honours If-Match' })
+  @ApiIfMatch()
+  @ApiOkResponse({ type: ShipmentDto, description: 'The ETag header carries the new version; a patch that changes nothing keeps it.' })
+  @ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: INVALID_BODY })
+  @OneShipment()
+  @ApiConflictResponse({
+    type: ErrorEnvelopeDto,
+    description: 'ShipmentClosed: the shipment is Completed or Cancelled. DuplicateReference: another shipment of the account has this reference.',
+  })
   async update(
-    @Scope() scope: AccountScope,
-    @Param('shipmentId', ShipmentId) shipmentId: string,
+    @TargetShipment() target: ShipmentTarget,
     @Body() body: UpdateShipmentDto,
-    @Headers('if-match') ifMatch: string | undefined,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<ShipmentDto> {
-    const { shipment, version } = await this.services.call<VersionedShipment>(
+  ): Promise<Shipment> {
+    const updated = await this.services.call<Versioned<Shipment>>(
       Subjects.oms.shipments.update,
-      { ...scope, shipmentId, patch: { name: body.name }, expectedVersion: parseIfMatch(ifMatch) },
+      { ...target, patch: body } satisfies UpdateShipmentRequest,
+      request,
+    );
+    return withETag(reply, updated);
+  }
+
+  @Delete(':shipmentId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a shipment with its sets and items; honours If-Match' })
+  @ApiIfMatch()
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @OneShipment()
+  @ApiConflictResponse({ type: ErrorEnvelopeDto, description: 'ShipmentClosed: the shipment is Completed or Cancelled and is kept as a record.' })
+  async delete(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest): Promise<void> {
+    await this.services.call(Subjects.oms.shipments.delete, target satisfies DeleteShipmentRequest, request);
+  }
+
+  @Transition(ShipmentAction.Start, 'Start a Planned shipment: it becomes InTransit and departedAt is set')
+  start(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    return this.transition(ShipmentAction.Start, target, request, reply);
+  }
+
+  @Transition(ShipmentAction.Deliver, 'Deliver an InTransit shipment: it becomes Delivered and deliveredAt is set')
+  deliver(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    return this.transition(ShipmentAction.Deliver, target, request, reply);
+  }
+
+  @Transition(ShipmentAction.Complete, 'Complete a Delivered shipment: it becomes Completed (closed) and completedAt is set')
+  complete(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    return this.transition(ShipmentAction.Complete, target, request, reply);
+  }
+
+  @Transition(ShipmentAction.Cancel, 'Cancel a Planned or InTransit shipment: it becomes Cancelled (closed) and cancelledAt is set')
+  cancel(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    return this.transition(ShipmentAction.Cancel, target, request, reply);
+  }
+
+  private async transition(action: ShipmentAction, target: ShipmentTarget, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { version } = await this.services.call<TransitionShipmentResult>(
+      Subjects.oms.shipments.transition,
+      { ...target, action } satisfies TransitionShipmentRequest,
       request,
     );
     reply.header('ETag', etag(version));
-    return shipment;
   }
 }

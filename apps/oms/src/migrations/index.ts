@@ -1,5 +1,12 @@
 import { CreateShipments1763800000000 } from './1763800000000-create-shipments.js';
 import { CreatePointsOfInterest1763800001000 } from './1763800001000-create-points-of-interest.js';
+import { ConstrainShipmentFields1763800002000 } from './1763800002000-constrain-shipment-fields.js';
+import { CreateSetsAndItems1763800003000 } from './1763800003000-create-sets-and-items.js';
 
 /** Every OMS migration, oldest first. */
-export const omsMigrations = [CreateShipments1763800000000, CreatePointsOfInterest1763800001000];
+export const omsMigrations = [
+  CreateShipments1763800000000,
+  CreatePointsOfInterest1763800001000,
+  ConstrainShipmentFields1763800002000,
+  CreateSetsAndItems1763800003000,
+];

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { ShipmentStatus } from '@tracking/contracts';
+import type { Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
 
 @Entity({ name: 'shipments' })
 export class ShipmentEntity {
@@ -26,7 +26,7 @@ export class ShipmentEntity {
   status: ShipmentStatus;
 
   @Column({ type: 'text', nullable: true })
-  mode: string | null;
+  mode: TransportMode | null;
 
   @Column({ type: 'text', nullable: true })
   carrier: string | null;
@@ -59,7 +59,7 @@ export class ShipmentEntity {
   tags: string[];
 
   @Column({ type: 'jsonb' })
-  metadata: Record<string, string | number | boolean>;
+  metadata: Metadata;
 
   @Column({ type: 'integer' })
   version: number;

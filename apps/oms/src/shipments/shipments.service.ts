@@ -1,90 +1,209 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type AccountScope,
+  CLOSED_SHIPMENT_STATUSES,
+  type Conditional,
   type CreateShipmentRequest,
+  type DeleteShipmentRequest,
   ErrorCode,
-  type GetShipmentRequest,
+  type ItemPage,
   type ListShipmentsRequest,
+  ParameterIssue,
   type Shipment,
-  type ShipmentPage,
+  type ShipmentRequest,
   ShipmentStatus,
-  type TransportMode,
+  type TransitionShipmentRequest,
+  type TransitionShipmentResult,
   type UpdateShipmentRequest,
-  type VersionedShipment,
+  type Versioned,
 } from '@tracking/contracts';
-import { DomainError } from '@tracking/core';
+import { DomainError, parseDateTime } from '@tracking/core';
+import { foreignKeyViolation, uniqueViolation } from '@tracking/database';
+import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { applyChanges, checkVersion } from '../common/versioning.js';
 import type { ShipmentEntity } from './shipment.entity.js';
+import { transitionOf } from './shipment-lifecycle.js';
 import { ShipmentRepository } from './shipment.repository.js';
 
-const CLOSED: ReadonlySet<ShipmentStatus> = new Set([ShipmentStatus.Completed, ShipmentStatus.Cancelled]);
+/** The fields that name a point of interest, with the foreign key that guards each. */
+const PLACE_FIELDS = { originId: 'shipments_origin_id_fkey', destinationId: 'shipments_destination_id_fkey' } as const;
+type PlaceField = keyof typeof PLACE_FIELDS;
 
 @Injectable()
 export class ShipmentsService {
   constructor(private readonly shipments: ShipmentRepository) {}
 
-  async list(request: ListShipmentsRequest): Promise<ShipmentPage> {
-    const { rows, metadata } = await this.shipments.findPage(request, request.page);
+  async list(request: ListShipmentsRequest): Promise<ItemPage<Shipment>> {
+    const { rows, metadata } = await this.shipments.findPage(request, request.page, request.filters);
     return { items: rows.map(toShipment), metadata };
   }
 
-  async create(request: CreateShipmentRequest): Promise<VersionedShipment> {
+  async create(request: CreateShipmentRequest): Promise<Versioned<Shipment>> {
+    const input = request.shipment;
     const now = new Date();
     const entity: Omit<ShipmentEntity, 'seq'> = {
       id: uuidv7(),
       tenantId: request.tenantId,
       accountId: request.accountId,
-      name: request.shipment.name,
-      reference: null,
+      name: input.name,
+      reference: input.reference ?? null,
       status: ShipmentStatus.Planned,
-      mode: null,
-      carrier: null,
+      mode: input.mode ?? null,
+      carrier: input.carrier ?? null,
       originId: null,
       destinationId: null,
-      plannedDepartureAt: null,
-      plannedArrivalAt: null,
+      plannedDepartureAt: instant('plannedDepartureAt', input.plannedDepartureAt),
+      plannedArrivalAt: instant('plannedArrivalAt', input.plannedArrivalAt),
       departedAt: null,
       deliveredAt: null,
       completedAt: null,
       cancelledAt: null,
-      tags: [],
-      metadata: {},
+      tags: input.tags ?? [],
+      metadata: input.metadata ?? {},
       version: 1,
       createdAt: now,
       updatedAt: now,
     };
-    await this.shipments.insert(entity);
-    return { shipment: toShipment(entity), version: entity.version };
+    checkPlannedWindow(entity);
+    await this.shipments
+      .insert(entity, async (manager) => {
+        Object.assign(entity, await this.resolvePlaces(manager, request, { originId: input.originId, destinationId: input.destinationId }));
+      })
+      .catch(rethrowConstraintViolation);
+    return { resource: toShipment(entity), version: entity.version };
   }
 
-  async get(request: GetShipmentRequest): Promise<VersionedShipment> {
+  async get(request: ShipmentRequest): Promise<Versioned<Shipment>> {
     const shipment = await this.shipments.findOne(request, request.shipmentId);
     if (!shipment) throw shipmentNotFound(request.shipmentId);
-    return { shipment: toShipment(shipment), version: shipment.version };
+    return { resource: toShipment(shipment), version: shipment.version };
   }
 
-  update(request: UpdateShipmentRequest): Promise<VersionedShipment> {
+  update(request: UpdateShipmentRequest): Promise<Versioned<Shipment>> {
+    const { patch } = request;
+    return this.shipments
+      .withLockedShipment(request, request.shipmentId, async (shipment, manager) => {
+        const open = checkWritable(shipment, request);
+        const changed: Partial<ShipmentEntity> = {};
+        if (patch.name !== undefined) changed.name = patch.name;
+        if (patch.reference !== undefined) changed.reference = patch.reference;
+        if (patch.mode !== undefined) changed.mode = patch.mode;
+        if (patch.carrier !== undefined) changed.carrier = patch.carrier;
+        if (patch.plannedDepartureAt !== undefined) changed.plannedDepartureAt = instant('plannedDepartureAt', patch.plannedDepartureAt);
+        if (patch.plannedArrivalAt !== undefined) changed.plannedArrivalAt = instant('plannedArrivalAt', patch.plannedArrivalAt);
+        if (patch.tags !== undefined) changed.tags = patch.tags;
+        // Metadata is replaced as a whole, like every other field; `{}` clears it.
+        if (patch.metadata !== undefined) changed.metadata = patch.metadata;
+        // The rule holds for the pair the shipment ends up with, whichever of the two the patch changes.
+        checkPlannedWindow({ ...open, ...changed });
+        Object.assign(changed, await this.resolvePlaces(manager, request, { originId: patch.originId, destinationId: patch.destinationId }));
+        if (applyChanges(open, changed)) await this.shipments.save(manager, open);
+        return { resource: toShipment(open), version: open.version };
+      })
+      .catch(rethrowConstraintViolation);
+  }
+
+  delete(request: DeleteShipmentRequest): Promise<void> {
     return this.shipments.withLockedShipment(request, request.shipmentId, async (shipment, manager) => {
-      if (!shipment) throw shipmentNotFound(request.shipmentId);
-      if (request.expectedVersion !== undefined && request.expectedVersion !== shipment.version) {
-        throw new DomainError(
-          ErrorCode.PreconditionFailed,
-          'The shipment has changed since you read it; fetch it again and retry with its current ETag.',
-        );
-      }
-      if (CLOSED.has(shipment.status)) {
-        throw new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${shipment.status} and can no longer be changed.`);
-      }
-      if (request.patch.name !== undefined) shipment.name = request.patch.name;
-      shipment.version += 1;
-      shipment.updatedAt = new Date();
-      await this.shipments.save(manager, shipment);
-      return { shipment: toShipment(shipment), version: shipment.version };
+      const open = checkWritable(shipment, request);
+      await this.releaseDevices(manager, open);
+      await this.shipments.delete(manager, open);
     });
   }
+
+  /**
+   * Moves the shipment along its lifecycle (`shipment-lifecycle.ts`). The row lock makes concurrent
+   * actions on one shipment take turns: the first wins, the others find the new status and get 409.
+   */
+  transition(request: TransitionShipmentRequest): Promise<TransitionShipmentResult> {
+    return this.shipments.withLockedShipment(request, request.shipmentId, async (shipment, manager) => {
+      if (!shipment) throw shipmentNotFound(request.shipmentId);
+      checkVersion('shipment', shipment, request.expectedVersion);
+      const { to, stamp } = transitionOf(shipment.status, request.action);
+      if (CLOSED_SHIPMENT_STATUSES.includes(to)) await this.releaseDevices(manager, shipment);
+      const now = new Date();
+      Object.assign(shipment, { status: to, [stamp]: now, version: shipment.version + 1, updatedAt: now });
+      await this.shipments.save(manager, shipment);
+      return { version: shipment.version };
+    });
+  }
+
+  /**
+   * Frees every device of a shipment that closes (complete, cancel) or goes away (delete), within the
+   * same transaction (API.md "Shipments"). Devices cannot be assigned yet (issue "Device assignment"),
+   * so a shipment has none to free.
+   */
+  private releaseDevices(_manager: EntityManager, _shipment: ShipmentEntity): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /**
+   * The point-of-interest references among `places` that are set, checked against the account and
+   * locked until the transaction ends; a well-formed id that names none is 400 UnknownReference.
+   */
+  private async resolvePlaces(
+    manager: EntityManager,
+    scope: AccountScope,
+    places: Partial<Record<PlaceField, string | null>>,
+  ): Promise<Partial<Record<PlaceField, string | null>>> {
+    const given = Object.entries(places).filter((entry): entry is [PlaceField, string | null] => entry[1] !== undefined);
+    const ids = given.flatMap(([, id]) => (id === null ? [] : [id.toLowerCase()]));
+    const found = await this.shipments.lockPointsOfInterest(manager, scope, [...new Set(ids)]);
+    const resolved: Partial<Record<PlaceField, string | null>> = {};
+    for (const [field, id] of given) {
+      if (id !== null && !found.has(id.toLowerCase())) throw unknownPlace(field);
+      resolved[field] = id === null ? null : id.toLowerCase();
+    }
+    return resolved;
+  }
+}
+
+/** The shipment when it exists, If-Match holds and it is not closed; else 404, 412 or 409 ShipmentClosed. */
+function checkWritable(shipment: ShipmentEntity | null, request: ShipmentRequest & Conditional): ShipmentEntity {
+  if (!shipment) throw shipmentNotFound(request.shipmentId);
+  checkVersion('shipment', shipment, request.expectedVersion);
+  if (CLOSED_SHIPMENT_STATUSES.includes(shipment.status)) {
+    throw new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${shipment.status} and can no longer be changed.`);
+  }
+  return shipment;
 }
 
 function shipmentNotFound(id: string): DomainError {
   return new DomainError(ErrorCode.ShipmentNotExists, `Shipment ${id} does not exist in this account.`);
+}
+
+function unknownPlace(field: PlaceField): DomainError {
+  return DomainError.invalidParameter(field, ParameterIssue.UnknownReference, `${field} is not a point of interest of this account.`);
+}
+
+/** The instant of an RFC 3339 date-time the gateway has validated; null stays null. */
+function instant(field: string, value: string | null | undefined): Date | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseDateTime(value);
+  if (!parsed) throw DomainError.invalidParameter(field, ParameterIssue.InvalidFormat, `${field} must be an RFC 3339 date-time with a time zone.`);
+  return parsed;
+}
+
+function checkPlannedWindow(shipment: Pick<ShipmentEntity, 'plannedDepartureAt' | 'plannedArrivalAt'>): void {
+  const { plannedDepartureAt: departure, plannedArrivalAt: arrival } = shipment;
+  if (departure !== null && arrival !== null && arrival.getTime() < departure.getTime()) {
+    throw DomainError.invalidParameter('plannedArrivalAt', ParameterIssue.OutOfRange, 'plannedArrivalAt must not be before plannedDepartureAt.');
+  }
+}
+
+/**
+ * The constraint violations a concurrent writer can cause despite the checks above, as the errors
+ * those checks give: a reference taken meanwhile, or a point of interest deleted meanwhile.
+ */
+function rethrowConstraintViolation(error: unknown): never {
+  if (uniqueViolation(error) === 'shipments_account_reference_key') {
+    throw new DomainError(ErrorCode.DuplicateReference, 'Another shipment of this account already has this reference.');
+  }
+  const foreignKey = foreignKeyViolation(error);
+  const field = (Object.keys(PLACE_FIELDS) as PlaceField[]).find((place) => PLACE_FIELDS[place] === foreignKey);
+  if (field) throw unknownPlace(field);
+  throw error;
 }
 
 function iso(date: Date | null): string | null {
@@ -97,7 +216,7 @@ export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
     name: entity.name,
     reference: entity.reference,
     status: entity.status,
-    mode: entity.mode as TransportMode | null,
+    mode: entity.mode,
     carrier: entity.carrier,
     originId: entity.originId,
     destinationId: entity.destinationId,

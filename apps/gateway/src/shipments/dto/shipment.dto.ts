@@ -1,27 +1,65 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ShipmentStatus, TransportMode } from '@tracking/contracts';
-import { IsDefined, IsString, Length } from 'class-validator';
-import { IsOmittable, PageMetadataDto } from '../../http/common.dto.js';
+import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { type Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsDefined, IsEnum, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
+import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.validator.js';
+import { IsMetadata } from '../../http/metadata.validator.js';
+
+const MAX_TAGS = 20;
+const EXAMPLE_TIME = '2025-11-22T08:30:00.000Z';
+
+const NAME = { minLength: 1, maxLength: 200, example: 'Rotterdam to Lyon, week 48' } satisfies ApiPropertyOptions;
+const REFERENCE = {
+  type: String,
+  nullable: true,
+  minLength: 1,
+  maxLength: 200,
+  example: 'PO-2025-0042',
+  description: 'Unique within the account when set.',
+} satisfies ApiPropertyOptions;
+const MODE = { enum: TransportMode, enumName: 'TransportMode', nullable: true, example: TransportMode.Road } satisfies ApiPropertyOptions;
+const CARRIER = { type: String, nullable: true, minLength: 1, maxLength: 200, example: 'DHL Freight' } satisfies ApiPropertyOptions;
+const PLACE = (example: string) =>
+  ({ type: String, format: 'uuid', nullable: true, example, description: 'A point of interest of the same account.' }) satisfies ApiPropertyOptions;
+const ORIGIN = PLACE('0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a');
+const DESTINATION = PLACE('0190a4a0-6e3f-7d5c-8a2b-4c3d2e1f0a9b');
+const TAGS = {
+  type: 'array',
+  maxItems: MAX_TAGS,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 50 },
+  example: ['fragile', 'priority'],
+} satisfies ApiPropertyOptions;
 
 export class ShipmentDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ minLength: 1, maxLength: 200 }) name: string;
-  @ApiProperty({ type: String, nullable: true }) reference: string | null;
-  @ApiProperty({ enum: ShipmentStatus, example: ShipmentStatus.InTransit }) status: ShipmentStatus;
-  @ApiProperty({ enum: TransportMode, nullable: true }) mode: TransportMode | null;
-  @ApiProperty({ type: String, nullable: true }) carrier: string | null;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true }) originId: string | null;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true }) destinationId: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) plannedDepartureAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) plannedArrivalAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) departedAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) deliveredAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) completedAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) cancelledAt: string | null;
-  @ApiProperty({ type: [String] }) tags: string[];
-  @ApiProperty({ type: 'object', additionalProperties: true }) metadata: Record<string, string | number | boolean>;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ format: 'uuid', example: '0190a4a0-7f4a-7e6d-9b3c-5d4e3f2a1b0c' }) id: string;
+  @ApiProperty(NAME) name: string;
+  @ApiProperty(REFERENCE) reference: string | null;
+  @ApiProperty({
+    enum: ShipmentStatus,
+    enumName: 'ShipmentStatus',
+    example: ShipmentStatus.InTransit,
+    description: 'Planned -> InTransit -> Delivered -> Completed; Planned or InTransit -> Cancelled.',
+  })
+  status: ShipmentStatus;
+  @ApiProperty(MODE) mode: TransportMode | null;
+  @ApiProperty(CARRIER) carrier: string | null;
+  @ApiProperty(ORIGIN) originId: string | null;
+  @ApiProperty(DESTINATION) destinationId: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2025-12-01T08:00:00.000Z' }) plannedDepartureAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2025-12-03T17:00:00.000Z' }) plannedArrivalAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: EXAMPLE_TIME, description: 'Set by start.' })
+  departedAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: 'Set by deliver.' })
+  deliveredAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: 'Set by complete.' })
+  completedAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: 'Set by cancel.' })
+  cancelledAt: string | null;
+  @ApiProperty(TAGS) tags: string[];
+  @ApiProperty(METADATA_SCHEMA) metadata: Metadata;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_TIME }) createdAt: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_TIME }) updatedAt: string;
 }
 
 export class ShipmentPageDto {
@@ -29,18 +67,80 @@ export class ShipmentPageDto {
   @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
 }
 
+/** Every field but `name` may be left out; those shown as nullable may also be null. */
 export class CreateShipmentDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Rotterdam to Lyon, week 48' })
+  @ApiProperty(NAME)
   @IsDefined()
   @IsString()
   @Length(1, 200)
   name: string;
-}
 
-export class UpdateShipmentDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @IsOmittable()
+  @ApiPropertyOptional({ ...REFERENCE, description: `${REFERENCE.description} 409 DuplicateReference otherwise.` })
+  @IsOptional()
   @IsString()
   @Length(1, 200)
-  name?: string;
+  reference?: string | null;
+
+  @ApiPropertyOptional(MODE)
+  @IsOptional()
+  @IsEnum(TransportMode)
+  mode?: TransportMode | null;
+
+  @ApiPropertyOptional(CARRIER)
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  carrier?: string | null;
+
+  @ApiPropertyOptional({ ...ORIGIN, description: `${ORIGIN.description} 400 UnknownReference otherwise.` })
+  @IsOptional()
+  @IsUUID('all')
+  originId?: string | null;
+
+  @ApiPropertyOptional({ ...DESTINATION, description: `${DESTINATION.description} 400 UnknownReference otherwise.` })
+  @IsOptional()
+  @IsUUID('all')
+  destinationId?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2025-12-01T09:00:00+01:00',
+    description: DATE_TIME_INPUT_DESCRIPTION,
+  })
+  @IsOptional()
+  @IsDateTime()
+  plannedDepartureAt?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2025-12-03T17:00:00Z',
+    description: `${DATE_TIME_INPUT_DESCRIPTION} Not before plannedDepartureAt (400 OutOfRange).`,
+  })
+  @IsOptional()
+  @IsDateTime()
+  plannedArrivalAt?: string | null;
+
+  @ApiPropertyOptional({ ...TAGS, default: [], description: 'Distinct strings (case-sensitive), kept in the order given.' })
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(MAX_TAGS)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Length(1, 50, { each: true })
+  tags?: string[];
+
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @IsOmittable()
+  @IsMetadata()
+  metadata?: Metadata;
 }
+
+/**
+ * Any subset of the fields of a creation. Omitted fields keep their value; nullable ones may be set
+ * to null, the others (`name`, `tags`, `metadata`) may not. `tags` and `metadata` are replaced whole.
+ */
+export class UpdateShipmentDto extends PartialType(CreateShipmentDto, { skipNullProperties: false }) {}

@@ -1,0 +1,119 @@
+import { Body, Delete, Get, Headers, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  type CreateSetRequest,
+  type DeleteSetRequest,
+  type ItemPage,
+  type ListSetsRequest,
+  type SetRequest,
+  type ShipmentScope,
+  type ShipmentSet,
+  Subjects,
+  type UpdateSetRequest,
+  type Versioned,
+} from '@tracking/contracts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AccountController } from '../accounts/account-route.decorator.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { parseIfMatch, withETag } from '../http/etag.js';
+import { parsePageQuery } from '../paging/page-query.js';
+import { ServiceClient } from '../rpc/rpc.module.js';
+import { CreateSetDto, SetDto, SetPageDto, UpdateSetDto } from './dto/set.dto.js';
+import {
+  ApiSetParam,
+  ApiShipmentClosed,
+  ApiShipmentParam,
+  SET_NOT_FOUND,
+  SetPath,
+  SHIPMENT_NOT_FOUND,
+  ShipmentPath,
+} from './shipment-contents.decorator.js';
+
+@ApiTags('Sets')
+@AccountController('shipments/:shipmentId/sets')
+@ApiAccountErrors()
+@ApiShipmentParam()
+export class SetsController {
+  constructor(private readonly services: ServiceClient) {}
+
+  @Get()
+  @ApiOperation({ summary: "List a shipment's sets, oldest first, with cursor paging" })
+  @ApiPageQuery()
+  @ApiOkResponse({ type: SetPageDto })
+  @ApiNotFound(SHIPMENT_NOT_FOUND)
+  list(
+    @ShipmentPath() shipment: ShipmentScope,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+  ): Promise<ItemPage<ShipmentSet>> {
+    const { page } = parsePageQuery(query);
+    return this.services.call(Subjects.oms.sets.list, { ...shipment, page } satisfies ListSetsRequest, request);
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Add a set to a shipment' })
+  @ApiCreatedResponse({ type: SetDto, description: 'Location and ETag headers name the new set.' })
+  @ApiNotFound(SHIPMENT_NOT_FOUND)
+  @ApiShipmentClosed()
+  async create(
+    @ShipmentPath() shipment: ShipmentScope,
+    @Body() body: CreateSetDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ShipmentSet> {
+    const target = { ...shipment, set: body } satisfies CreateSetRequest;
+    const created = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.create, target, request);
+    const set = created.resource;
+    reply.header('Location', `/v1/accounts/${shipment.accountId}/shipments/${set.shipmentId}/sets/${set.id}`);
+    return withETag(reply, created);
+  }
+
+  @Get(':setId')
+  @ApiOperation({ summary: 'Get one set of a shipment' })
+  @ApiSetParam()
+  @ApiOkResponse({ type: SetDto, description: 'The ETag header carries its version.' })
+  @ApiNotFound(SET_NOT_FOUND)
+  async get(
+    @SetPath() set: SetRequest,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ShipmentSet> {
+    return withETag(reply, await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.get, set, request));
+  }
+
+  @Patch(':setId')
+  @ApiOperation({ summary: 'Change the name or kind of a set; honours If-Match' })
+  @ApiSetParam()
+  @ApiIfMatch()
+  @ApiOkResponse({ type: SetDto, description: 'The ETag header carries the new version.' })
+  @ApiNotFound(SET_NOT_FOUND)
+  @ApiShipmentClosed()
+  async update(
+    @SetPath() set: SetRequest,
+    @Body() body: UpdateSetDto,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ShipmentSet> {
+    const target = { ...set, patch: body, expectedVersion: parseIfMatch(ifMatch) } satisfies UpdateSetRequest;
+    return withETag(reply, await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.update, target, request));
+  }
+
+  @Delete(':setId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a set and its items; honours If-Match' })
+  @ApiSetParam()
+  @ApiIfMatch()
+  @ApiNoContentResponse({ description: 'Deleted, with every item of the set.' })
+  @ApiNotFound(SET_NOT_FOUND)
+  @ApiShipmentClosed()
+  async delete(
+    @SetPath() set: SetRequest,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: FastifyRequest,
+  ): Promise<void> {
+    const target = { ...set, expectedVersion: parseIfMatch(ifMatch) } satisfies DeleteSetRequest;
+    await this.services.call(Subjects.oms.sets.delete, target, request);
+  }
+}

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, type SetRequest, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+import type { EntityManager } from 'typeorm';
+import type { SetEntity } from './set.entity.js';
+import { type RowLock, SetRepository } from './set.repository.js';
+
+const CLOSED: ReadonlySet<ShipmentStatus> = new Set([ShipmentStatus.Completed, ShipmentStatus.Cancelled]);
+
+/**
+ * The checks that every call below `/shipments/{shipmentId}/sets` makes first, in the order of API.md:
+ * the shipment (ShipmentNotExists), then the set (SetNotExists); writes also refuse a closed shipment.
+ * Used by sets and by items, so both answer alike.
+ */
+@Injectable()
+export class ShipmentContentsService {
+  constructor(private readonly sets: SetRepository) {}
+
+  /** For reads: ShipmentNotExists unless the account has the shipment. */
+  async requireShipment(scope: ShipmentScope): Promise<void> {
+    if ((await this.sets.findShipmentStatus(scope)) === null) throw shipmentNotFound(scope.shipmentId);
+  }
+
+  /** For reads: the shipment's set, else ShipmentNotExists or SetNotExists. */
+  async requireSet(request: SetRequest): Promise<SetEntity> {
+    await this.requireShipment(request);
+    return setOrNotFound(await this.sets.findOne(request.shipmentId, request.setId), request.setId);
+  }
+
+  /**
+   * For writes: runs `work` in one transaction with the shipment locked against lifecycle transitions
+   * (see `SetRepository.withShipmentLockedForShare`), once it is known to be the account's. `work` makes
+   * its own 404 and 412 checks, then calls `assertOpen()`, so a closed shipment cannot hide a 404.
+   */
+  write<T>(scope: ShipmentScope, work: (shipment: ShipmentWrite) => Promise<T>): Promise<T> {
+    return this.sets.withShipmentLockedForShare(scope, (status, manager) => {
+      if (status === null) throw shipmentNotFound(scope.shipmentId);
+      return work(new ShipmentWrite(this.sets, scope.shipmentId, status, manager));
+    });
+  }
+}
+
+/** A write below one shipment, which stays locked for share until the transaction of `manager` ends. */
+export class ShipmentWrite {
+  constructor(
+    private readonly sets: SetRepository,
+    readonly shipmentId: string,
+    private readonly status: ShipmentStatus,
+    readonly manager: EntityManager,
+  ) {}
+
+  /** The shipment's set, locked with `lock` until the transaction ends; else SetNotExists. */
+  async requireSet(setId: string, lock: RowLock): Promise<SetEntity> {
+    return setOrNotFound(await this.sets.findOne(this.shipmentId, setId, this.manager, lock), setId);
+  }
+
+  /** ShipmentClosed when the shipment is Completed or Cancelled. */
+  assertOpen(): void {
+    if (CLOSED.has(this.status)) {
+      throw new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${this.status}; its sets and items can no longer be changed.`);
+    }
+  }
+}
+
+function setOrNotFound(set: SetEntity | null, setId: string): SetEntity {
+  if (!set) throw new DomainError(ErrorCode.SetNotExists, `Set ${setId} does not exist in this shipment.`);
+  return set;
+}
+
+function shipmentNotFound(shipmentId: string): DomainError {
+  return new DomainError(ErrorCode.ShipmentNotExists, `Shipment ${shipmentId} does not exist in this account.`);
+}
