@@ -1,3 +1,4 @@
 export * from './ensure-database.js';
 export * from './migrate.js';
 export * from './data-source.js';
+export * from './versioned-record.js';

@@ -1,15 +1,9 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { VersionedRecord } from '@tracking/database';
+import { Column, Entity } from 'typeorm';
 import type { Metadata, PointOfInterestKind } from '@tracking/contracts';
 
 @Entity({ name: 'points_of_interest' })
-export class PointOfInterestEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id: string;
-
-  /** Commit-ordered position within the account, for keyset paging; a string because it is a bigint. */
-  @Column({ type: 'bigint', insert: false, update: false })
-  seq: string;
-
+export class PointOfInterestEntity extends VersionedRecord {
   @Column({ name: 'tenant_id', type: 'uuid' })
   tenantId: string;
 
@@ -36,13 +30,4 @@ export class PointOfInterestEntity {
 
   @Column({ type: 'jsonb' })
   metadata: Metadata;
-
-  @Column({ type: 'integer' })
-  version: number;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
 }

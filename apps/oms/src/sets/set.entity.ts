@@ -1,15 +1,9 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { VersionedRecord } from '@tracking/database';
+import { Column, Entity } from 'typeorm';
 import type { SetKind } from '@tracking/contracts';
 
 @Entity({ name: 'sets' })
-export class SetEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id: string;
-
-  /** Commit-ordered position within the shipment, for keyset paging; a string because it is a bigint. */
-  @Column({ type: 'bigint', insert: false, update: false })
-  seq: string;
-
+export class SetEntity extends VersionedRecord {
   @Column({ name: 'shipment_id', type: 'uuid' })
   shipmentId: string;
 
@@ -18,13 +12,4 @@ export class SetEntity {
 
   @Column({ type: 'text' })
   kind: SetKind;
-
-  @Column({ type: 'integer' })
-  version: number;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
 }

@@ -1,15 +1,9 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { VersionedRecord } from '@tracking/database';
+import { Column, Entity } from 'typeorm';
 import type { Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
 
 @Entity({ name: 'shipments' })
-export class ShipmentEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id: string;
-
-  /** Commit-ordered position within the account, for keyset paging; a string because it is a bigint. */
-  @Column({ type: 'bigint', insert: false, update: false })
-  seq: string;
-
+export class ShipmentEntity extends VersionedRecord {
   @Column({ name: 'tenant_id', type: 'uuid' })
   tenantId: string;
 
@@ -60,13 +54,4 @@ export class ShipmentEntity {
 
   @Column({ type: 'jsonb' })
   metadata: Metadata;
-
-  @Column({ type: 'integer' })
-  version: number;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
 }
