@@ -29,7 +29,8 @@ export interface PagedCollection {
   list(path: string, query?: string): Promise<HttpResult>;
 }
 
-const ids = (page: HttpResult): string[] => page.body.items.map((resource: { id: string }) => resource.id);
+/** The array key of a collection: `items` in the OMS, `devices` in the DMS (spec, "Pagination metadata"). */
+export type CollectionKey = 'items' | 'devices';
 
 /** The query of the page after `page`, with `query` (e.g. `limit=2&`) before the cursor. */
 const nextPage = (page: HttpResult, query = ''): string => `?${query}cursor=${encodeURIComponent(page.body.metadata.nextCursor)}`;
@@ -39,7 +40,13 @@ const nextPage = (page: HttpResult, query = ''): string => `?${query}cursor=${en
  * includeTotal, the default page size, resources created while paging, and refused query strings
  * (`unknownParameter` stands for a parameter the collection does not have).
  */
-export function describePaging(name: string, unknownParameter: string, collection: () => PagedCollection): void {
+export function describePaging(
+  name: string,
+  unknownParameter: string,
+  collection: () => PagedCollection,
+  key: CollectionKey = 'items',
+): void {
+  const ids = (page: HttpResult): string[] => page.body[key].map((resource: { id: string }) => resource.id);
   describe(name, () => {
     let path: string;
     let created: { id: string }[];
@@ -54,14 +61,14 @@ export function describePaging(name: string, unknownParameter: string, collectio
     it('answers an empty page for an empty collection', async () => {
       const response = await collection().list(await collection().newCollection());
       expect(response.status, response.text).toBe(200);
-      expect(response.body).toEqual({ items: [], metadata: { nextCursor: null } });
+      expect(response.body).toEqual({ [key]: [], metadata: { nextCursor: null } });
     });
 
     it('lists every resource, oldest first, as GET shows them', async () => {
       const response = await list('');
       expect(response.status, response.text).toBe(200);
-      expect(Object.keys(response.body).sort()).toEqual(['items', 'metadata']);
-      expect(response.body.items).toEqual(created);
+      expect(Object.keys(response.body).sort()).toEqual([key, 'metadata'].sort());
+      expect(response.body[key]).toEqual(created);
       expect(response.body.metadata).toEqual({ nextCursor: null });
     });
 
@@ -80,12 +87,12 @@ export function describePaging(name: string, unknownParameter: string, collectio
     });
 
     it('accepts limits of 1 and 100, and defaults to 50', async () => {
-      expect((await list('?limit=1')).body.items).toHaveLength(1);
-      expect((await list('?limit=100')).body.items).toHaveLength(5);
+      expect((await list('?limit=1')).body[key]).toHaveLength(1);
+      expect((await list('?limit=100')).body[key]).toHaveLength(5);
       const large = await collection().newCollection();
       for (let i = 0; i < 51; i++) await collection().create(large);
       const page = await collection().list(large);
-      expect(page.body.items).toHaveLength(50);
+      expect(page.body[key]).toHaveLength(50);
       expect(page.body.metadata.nextCursor).toEqual(expect.any(String));
     });
 

@@ -3,6 +3,7 @@ import { createLogger, type Logger } from '@tracking/core';
 import { prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
 import type { DmsConfig } from './config.js';
+import { DeviceEntity } from './devices/device.entity.js';
 import { DmsModule } from './dms.module.js';
 import { dmsMigrations } from './migrations/index.js';
 
@@ -11,7 +12,7 @@ export async function startDms(config: DmsConfig, logger: Logger = createLogger(
   const dataSource = await prepareDatabase({
     url: config.DMS_DATABASE_URL,
     poolSize: config.DMS_DATABASE_POOL_SIZE,
-    entities: [],
+    entities: [DeviceEntity],
     migrations: dmsMigrations,
     applicationName: 'dms',
   });

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { DmsConfig } from './config.js';
+import { DevicesModule } from './devices/devices.module.js';
 import { PingHandler } from './health/ping.handler.js';
 
 @Module({})
@@ -11,7 +12,7 @@ export class DmsModule {
     return {
       module: DmsModule,
       global: true,
-      imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource })],
+      imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }), DevicesModule],
       controllers: [PingHandler],
       providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],
       exports: [CursorCodec],

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module.js';
+import { DevicesModule } from './devices/devices.module.js';
 import type { GatewayConfig } from './config.js';
 import { HealthController } from './health/health.controller.js';
 import { ItemsModule } from './items/items.module.js';
@@ -26,6 +27,7 @@ export class GatewayModule {
         PointsOfInterestModule,
         SetsModule,
         ItemsModule,
+        DevicesModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -6,3 +6,4 @@ export * from './oms/common.js';
 export * from './oms/points-of-interest.js';
 export * from './oms/sets.js';
 export * from './oms/items.js';
+export * from './dms/devices.js';

@@ -37,6 +37,14 @@ export const Subjects = {
   },
   dms: {
     ping: 'dms.ping',
+    devices: {
+      list: 'dms.devices.list',
+      create: 'dms.devices.create',
+      get: 'dms.devices.get',
+      update: 'dms.devices.update',
+      delete: 'dms.devices.delete',
+      retire: 'dms.devices.retire',
+    },
   },
 } as const;
 

@@ -2,3 +2,4 @@ export * from './ensure-database.js';
 export * from './migrate.js';
 export * from './data-source.js';
 export * from './versioned-record.js';
+export * from './versioning.js';

@@ -1,4 +1,5 @@
 import { CreateDevices1763800000000 } from './1763800000000-create-devices.js';
+import { CompleteDevices1763800004000 } from './1763800004000-complete-devices.js';
 
 /** Every DMS migration, oldest first. */
-export const dmsMigrations = [CreateDevices1763800000000];
+export const dmsMigrations = [CreateDevices1763800000000, CompleteDevices1763800004000];

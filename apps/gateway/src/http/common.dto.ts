@@ -1,6 +1,6 @@
 import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
-import { ValidateIf } from 'class-validator';
+import { IsDefined, IsNumber, Max, Min, ValidateIf } from 'class-validator';
 import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from './metadata.validator.js';
 
 /**
@@ -17,6 +17,25 @@ export const METADATA_SCHEMA = {
   description: `At most ${METADATA_MAX_KEYS} keys and ${METADATA_MAX_BYTES} bytes serialised; values are strings, numbers or booleans.`,
   example: { dock: 'B4', gates: 12, bonded: true },
 } satisfies ApiPropertyOptions;
+
+/** JSON has no NaN or Infinity; refusing them anyway keeps the rule independent of the parser. */
+export const FINITE = { allowNaN: false, allowInfinity: false } as const;
+
+export class GeoPointDto {
+  @ApiProperty({ type: Number, minimum: -90, maximum: 90, example: 51.9496, description: 'Latitude, WGS 84 degrees.' })
+  @IsDefined()
+  @IsNumber(FINITE)
+  @Min(-90)
+  @Max(90)
+  lat: number;
+
+  @ApiProperty({ type: Number, minimum: -180, maximum: 180, example: 4.1453, description: 'Longitude, WGS 84 degrees.' })
+  @IsDefined()
+  @IsNumber(FINITE)
+  @Min(-180)
+  @Max(180)
+  lng: number;
+}
 
 /** `metadata` of every collection page. */
 export class PageMetadataDto {

@@ -1,6 +1,7 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { ValidateBy, ValidateIf } from 'class-validator';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
@@ -22,6 +23,19 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'progress',
   'url',
 ]);
+
+const READ_ONLY_RULE = 'isReadOnly';
+
+/**
+ * A field this request cannot set although others can (`serialNumber` on PATCH): sending it, even as
+ * null, is `ReadOnly` rather than the `UnknownField` of an undeclared field. Leave it out of OpenAPI.
+ */
+export function IsReadOnly(): PropertyDecorator {
+  return (target, propertyKey) => {
+    ValidateIf((_object: object, value: unknown) => value !== undefined)(target, propertyKey);
+    ValidateBy({ name: READ_ONLY_RULE, validator: { validate: () => false } })(target, propertyKey);
+  };
+}
 
 const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
   'isLength',
@@ -46,8 +60,8 @@ export function toInvalidParameter(errors: ValidationError[], parentPath = ''): 
   const field = parentPath ? `${parentPath}.${error.property}` : error.property;
   if (error.children?.length && !error.constraints) return toInvalidParameter(error.children, field);
   const constraints = error.constraints ?? {};
-  if ('whitelistValidation' in constraints) {
-    const readOnly = READ_ONLY_FIELDS.has(error.property);
+  if ('whitelistValidation' in constraints || READ_ONLY_RULE in constraints) {
+    const readOnly = READ_ONLY_RULE in constraints || READ_ONLY_FIELDS.has(error.property);
     return DomainError.invalidParameter(
       field,
       readOnly ? ParameterIssue.ReadOnly : ParameterIssue.UnknownField,

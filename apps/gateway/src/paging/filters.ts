@@ -1,5 +1,6 @@
 import { ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { validate as isUuid } from 'uuid';
 
 /**
  * A filter of one or more comma-separated values of `values` (`status=Planned,InTransit`), each spelled
@@ -26,4 +27,10 @@ export function parseTextFilter(name: string, value: string, min: number, max: n
     throw DomainError.invalidParameter(name, ParameterIssue.OutOfRange, `${name} must be ${min} to ${max} characters long.`);
   }
   return value;
+}
+
+/** A filter naming a resource by id: a UUID in any case, answered lower-case; anything else is InvalidFormat. */
+export function parseUuidFilter(name: string, value: string): string {
+  if (!isUuid(value)) throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, `${name} must be a UUID.`);
+  return value.toLowerCase();
 }

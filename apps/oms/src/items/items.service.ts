@@ -13,7 +13,7 @@ import {
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import { v7 as uuidv7 } from 'uuid';
-import { applyChanges, checkVersion } from '../common/versioning.js';
+import { applyChanges, checkVersion } from '@tracking/database';
 import { ShipmentContentsService, type ShipmentWrite } from '../sets/shipment-contents.service.js';
 import type { ItemEntity } from './item.entity.js';
 import { ItemRepository } from './item.repository.js';

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import {
   type CreatePointOfInterestRequest,
@@ -13,6 +12,7 @@ import {
   type Versioned,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { applyChanges, checkVersion } from '@tracking/database';
 import { v7 as uuidv7 } from 'uuid';
 import type { PointOfInterestEntity } from './point-of-interest.entity.js';
 import { PointOfInterestRepository } from './point-of-interest.repository.js';
@@ -58,7 +58,7 @@ export class PointsOfInterestService {
     const id = request.pointOfInterestId;
     return this.pointsOfInterest.withLockedPointOfInterest(request, id, async (entity, manager) => {
       if (!entity) throw notFound(id);
-      checkVersion(entity, request.expectedVersion);
+      checkVersion('point of interest', entity, request.expectedVersion);
       const { patch } = request;
       const changed: Partial<PointOfInterestEntity> = {};
       if (patch.name !== undefined) changed.name = patch.name;
@@ -71,11 +71,7 @@ export class PointsOfInterestService {
       if (patch.address !== undefined) changed.address = patch.address;
       // Metadata is replaced as a whole, like every other field; `{}` clears it.
       if (patch.metadata !== undefined) changed.metadata = patch.metadata;
-      // A patch that changes nothing keeps the version, so the client's ETag stays valid.
-      const changes = Object.entries(changed).some(([field, value]) => !isDeepStrictEqual(value, entity[field as keyof typeof changed]));
-      if (!changes) return { resource: toPointOfInterest(entity), version: entity.version };
-      Object.assign(entity, changed, { version: entity.version + 1, updatedAt: new Date() });
-      await this.pointsOfInterest.save(manager, entity);
+      if (applyChanges(entity, changed)) await this.pointsOfInterest.save(manager, entity);
       return { resource: toPointOfInterest(entity), version: entity.version };
     });
   }
@@ -84,7 +80,7 @@ export class PointsOfInterestService {
     const id = request.pointOfInterestId;
     return this.pointsOfInterest.withLockedPointOfInterest(request, id, async (entity, manager) => {
       if (!entity) throw notFound(id);
-      checkVersion(entity, request.expectedVersion);
+      checkVersion('point of interest', entity, request.expectedVersion);
       if (await this.pointsOfInterest.isUsedByOngoingShipment(manager, entity.id)) {
         throw new DomainError(
           ErrorCode.PointOfInterestInUse,
@@ -93,15 +89,6 @@ export class PointsOfInterestService {
       }
       await this.pointsOfInterest.delete(manager, entity);
     });
-  }
-}
-
-function checkVersion(entity: PointOfInterestEntity, expectedVersion: number | undefined): void {
-  if (expectedVersion !== undefined && expectedVersion !== entity.version) {
-    throw new DomainError(
-      ErrorCode.PreconditionFailed,
-      'The point of interest has changed since you read it; fetch it again and retry with its current ETag.',
-    );
   }
 }
 

@@ -10,7 +10,7 @@ import type {
   Versioned,
 } from '@tracking/contracts';
 import { v7 as uuidv7 } from 'uuid';
-import { applyChanges, checkVersion } from '../common/versioning.js';
+import { applyChanges, checkVersion } from '@tracking/database';
 import type { SetEntity } from './set.entity.js';
 import { SetRepository } from './set.repository.js';
 import { ShipmentContentsService } from './shipment-contents.service.js';

@@ -18,10 +18,9 @@ import {
   type Versioned,
 } from '@tracking/contracts';
 import { DomainError, parseDateTime } from '@tracking/core';
-import { foreignKeyViolation, uniqueViolation } from '@tracking/database';
+import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { applyChanges, checkVersion } from '../common/versioning.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { transitionOf } from './shipment-lifecycle.js';
 import { ShipmentRepository } from './shipment.repository.js';

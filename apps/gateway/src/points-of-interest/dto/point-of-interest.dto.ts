@@ -1,42 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@tracking/contracts';
 import { Type } from 'class-transformer';
-import {
-  IsDefined,
-  IsEnum,
-  IsInt,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsDefined, IsEnum, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../http/metadata.validator.js';
-import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
-
-/** JSON has no NaN or Infinity; refusing them anyway keeps the rule independent of the parser. */
-const FINITE = { allowNaN: false, allowInfinity: false } as const;
-
-
-export class GeoPointDto {
-  @ApiProperty({ type: Number, minimum: -90, maximum: 90, example: 51.9496, description: 'Latitude, WGS 84 degrees.' })
-  @IsDefined()
-  @IsNumber(FINITE)
-  @Min(-90)
-  @Max(90)
-  lat: number;
-
-  @ApiProperty({ type: Number, minimum: -180, maximum: 180, example: 4.1453, description: 'Longitude, WGS 84 degrees.' })
-  @IsDefined()
-  @IsNumber(FINITE)
-  @Min(-180)
-  @Max(180)
-  lng: number;
-}
+import { GeoPointDto, IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 
 export class PointOfInterestDto {
   @ApiProperty({ format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a' }) id: string;

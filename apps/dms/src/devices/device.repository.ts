@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { AccountScope, DeviceFilters, PageRequest } from '@tracking/contracts';
+import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
+import type { EntityManager, Repository } from 'typeorm';
+import { DeviceEntity } from './device.entity.js';
+
+@Injectable()
+export class DeviceRepository {
+  constructor(
+    @InjectRepository(DeviceEntity) private readonly devices: Repository<DeviceEntity>,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** Inserts under the account's insert-order lock; a serial number taken in the tenant fails on devices_tenant_serial_number_key. */
+  async insert(device: Omit<DeviceEntity, 'seq'>): Promise<void> {
+    await this.devices.manager.transaction(async (manager) => {
+      await lockInsertOrder(manager, `devices:${device.accountId}`);
+      await manager.insert(DeviceEntity, device);
+    });
+  }
+
+  findPage(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<KeysetPage<DeviceEntity>> {
+    const query = this.devices
+      .createQueryBuilder('d')
+      .where('d.account_id = :accountId', { accountId: scope.accountId })
+      .andWhere('d.tenant_id = :tenantId', { tenantId: scope.tenantId });
+    if (filters.status !== undefined) query.andWhere('d.status = ANY(:statuses)', { statuses: filters.status });
+    if (filters.serialNumber !== undefined) query.andWhere('d.serial_number = :serialNumber', { serialNumber: filters.serialNumber });
+    if (filters.shipmentId !== undefined) query.andWhere('d.shipment_id = :shipmentId', { shipmentId: filters.shipmentId });
+    return keysetPage(query, {
+      seqColumn: 'd.seq',
+      seqProperty: 'seq',
+      page,
+      codec: this.cursors,
+      // A status list is one filter whatever its order, so its cursor binds the sorted list.
+      binding: cursorBinding('devices', {
+        accountId: scope.accountId,
+        status: filters.status && [...filters.status].sort().join(','),
+        serialNumber: filters.serialNumber,
+        shipmentId: filters.shipmentId,
+      }),
+    });
+  }
+
+  findOne(scope: AccountScope, id: string): Promise<DeviceEntity | null> {
+    return this.devices.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  }
+
+  /**
+   * Runs `work` in one transaction with the device locked (`FOR UPDATE`) until it returns, so that
+   * concurrent writes to one device (patch, retire, delete, and later assignment) take turns and each
+   * decides on the status the one before it left.
+   */
+  withLockedDevice<T>(scope: AccountScope, id: string, work: (device: DeviceEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.devices.manager.transaction(async (manager) => {
+      const device = await manager.findOne(DeviceEntity, {
+        where: { id, accountId: scope.accountId, tenantId: scope.tenantId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      return work(device, manager);
+    });
+  }
+
+  async save(manager: EntityManager, device: DeviceEntity): Promise<void> {
+    const { seq: _seq, ...columns } = device;
+    await manager.update(DeviceEntity, { id: device.id }, columns);
+  }
+
+  async delete(manager: EntityManager, device: DeviceEntity): Promise<void> {
+    await manager.delete(DeviceEntity, { id: device.id });
+  }
+}

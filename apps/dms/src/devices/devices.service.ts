@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Conditional,
+  type CreateDeviceRequest,
+  type DeleteDeviceRequest,
+  type Device,
+  type DevicePage,
+  type DeviceRequest,
+  DeviceStatus,
+  ErrorCode,
+  type ListDevicesRequest,
+  ParameterIssue,
+  type RetireDeviceRequest,
+  type RetireDeviceResult,
+  type UpdateDeviceRequest,
+  type Versioned,
+} from '@tracking/contracts';
+import { DomainError, parseDateTime } from '@tracking/core';
+import { applyChanges, checkVersion, uniqueViolation } from '@tracking/database';
+import { v7 as uuidv7 } from 'uuid';
+import type { DeviceEntity } from './device.entity.js';
+import { DeviceRepository } from './device.repository.js';
+
+@Injectable()
+export class DevicesService {
+  constructor(private readonly devices: DeviceRepository) {}
+
+  async list(request: ListDevicesRequest): Promise<DevicePage> {
+    const { rows, metadata } = await this.devices.findPage(request, request.page, request.filters);
+    return { devices: rows.map(toDevice), metadata };
+  }
+
+  async create(request: CreateDeviceRequest): Promise<Versioned<Device>> {
+    const input = request.device;
+    const now = new Date();
+    const entity: Omit<DeviceEntity, 'seq'> = {
+      id: uuidv7(),
+      tenantId: request.tenantId,
+      accountId: request.accountId,
+      serialNumber: input.serialNumber,
+      model: input.model,
+      status: DeviceStatus.Available,
+      shipmentId: null,
+      setId: null,
+      firmwareVersion: input.firmwareVersion ?? null,
+      batteryLevel: input.batteryLevel ?? null,
+      lastSeenAt: instant('lastSeenAt', input.lastSeenAt),
+      lastLocationLat: input.lastLocation?.lat ?? null,
+      lastLocationLng: input.lastLocation?.lng ?? null,
+      metadata: input.metadata ?? {},
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      retiredAt: null,
+    };
+    try {
+      await this.devices.insert(entity);
+    } catch (error) {
+      // The unique index decides between concurrent registrations: the second waits for the first and fails here.
+      if (uniqueViolation(error) === 'devices_tenant_serial_number_key') {
+        throw new DomainError(ErrorCode.DuplicateSerialNumber, 'A device of this tenant already has this serial number.');
+      }
+      throw error;
+    }
+    return { resource: toDevice(entity), version: entity.version };
+  }
+
+  async get(request: DeviceRequest): Promise<Versioned<Device>> {
+    const device = await this.devices.findOne(request, request.deviceId);
+    if (!device) throw deviceNotFound(request.deviceId);
+    return { resource: toDevice(device), version: device.version };
+  }
+
+  /** Any device but a retired one takes changes; an assigned one too (its telemetry keeps coming). */
+  update(request: UpdateDeviceRequest): Promise<Versioned<Device>> {
+    const { patch } = request;
+    return this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+      const device = checkNotRetired(found, request);
+      const changed: Partial<DeviceEntity> = {};
+      if (patch.model !== undefined) changed.model = patch.model;
+      if (patch.firmwareVersion !== undefined) changed.firmwareVersion = patch.firmwareVersion;
+      if (patch.batteryLevel !== undefined) changed.batteryLevel = patch.batteryLevel;
+      if (patch.lastSeenAt !== undefined) changed.lastSeenAt = instant('lastSeenAt', patch.lastSeenAt);
+      if (patch.lastLocation !== undefined) {
+        changed.lastLocationLat = patch.lastLocation?.lat ?? null;
+        changed.lastLocationLng = patch.lastLocation?.lng ?? null;
+      }
+      // Metadata is replaced as a whole, like every other field; `{}` clears it.
+      if (patch.metadata !== undefined) changed.metadata = patch.metadata;
+      if (applyChanges(device, changed)) await this.devices.save(manager, device);
+      return { resource: toDevice(device), version: device.version };
+    });
+  }
+
+  /** Deletes an Available device; its serial number is free again. A retired one stays, keeping its serial number. */
+  delete(request: DeleteDeviceRequest): Promise<void> {
+    return this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+      const device = checkAvailable(found, request, 'deleted');
+      await this.devices.delete(manager, device);
+    });
+  }
+
+  /** Retires an Available device for good; of concurrent retires one succeeds, the others find it Retired (409). */
+  retire(request: RetireDeviceRequest): Promise<RetireDeviceResult> {
+    return this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+      const device = checkAvailable(found, request, 'retired');
+      const now = new Date();
+      Object.assign(device, { status: DeviceStatus.Retired, retiredAt: now, version: device.version + 1, updatedAt: now });
+      await this.devices.save(manager, device);
+      return { version: device.version };
+    });
+  }
+}
+
+/** The device when it exists, If-Match holds and it is not retired; else 404, 412 or 409 DeviceRetired. */
+function checkNotRetired(device: DeviceEntity | null, request: DeviceRequest & Conditional): DeviceEntity {
+  if (!device) throw deviceNotFound(request.deviceId);
+  checkVersion('device', device, request.expectedVersion);
+  if (device.status === DeviceStatus.Retired) {
+    throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and can no longer be changed.');
+  }
+  return device;
+}
+
+/** As `checkNotRetired`, and not assigned either (409 DeviceAssigned): release it from its shipment first. */
+function checkAvailable(device: DeviceEntity | null, request: DeviceRequest & Conditional, outcome: string): DeviceEntity {
+  const open = checkNotRetired(device, request);
+  if (open.status === DeviceStatus.Assigned) {
+    throw new DomainError(ErrorCode.DeviceAssigned, `The device is assigned to a shipment and cannot be ${outcome}; release it first.`);
+  }
+  return open;
+}
+
+function deviceNotFound(id: string): DomainError {
+  return new DomainError(ErrorCode.DeviceNotExists, `Device ${id} does not exist in this account.`);
+}
+
+/** The instant of an RFC 3339 date-time the gateway has validated; null and absent are null. */
+function instant(field: string, value: string | null | undefined): Date | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseDateTime(value);
+  if (!parsed) throw DomainError.invalidParameter(field, ParameterIssue.InvalidFormat, `${field} must be an RFC 3339 date-time with a time zone.`);
+  return parsed;
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
+  const { lastLocationLat: lat, lastLocationLng: lng } = entity;
+  return {
+    id: entity.id,
+    serialNumber: entity.serialNumber,
+    model: entity.model,
+    status: entity.status,
+    shipmentId: entity.shipmentId,
+    setId: entity.setId,
+    firmwareVersion: entity.firmwareVersion,
+    batteryLevel: entity.batteryLevel,
+    lastSeenAt: iso(entity.lastSeenAt),
+    lastLocation: lat === null || lng === null ? null : { lat, lng },
+    metadata: entity.metadata,
+    createdAt: entity.createdAt.toISOString(),
+    updatedAt: entity.updatedAt.toISOString(),
+    retiredAt: iso(entity.retiredAt),
+  };
+}

@@ -1,0 +1,79 @@
+import type { Conditional, Metadata } from '../oms/common.js';
+import type { GeoPoint } from '../oms/points-of-interest.js';
+import type { AccountScope, PageMetadata, PageRequest } from '../paging.js';
+
+/** `Assigned` exactly while the device is linked to a shipment; `Retired` is final. */
+export enum DeviceStatus {
+  Available = 'Available',
+  Assigned = 'Assigned',
+  Retired = 'Retired',
+}
+
+/** A device as the API shows it (API.md "Devices"). Timestamps are RFC 3339 UTC strings. */
+export interface Device {
+  id: string;
+  serialNumber: string;
+  model: string;
+  status: DeviceStatus;
+  /** Set only by assignment to a set of a shipment. */
+  shipmentId: string | null;
+  setId: string | null;
+  firmwareVersion: string | null;
+  batteryLevel: number | null;
+  lastSeenAt: string | null;
+  lastLocation: GeoPoint | null;
+  metadata: Metadata;
+  createdAt: string;
+  updatedAt: string;
+  retiredAt: string | null;
+}
+
+/** Every DMS collection answers `{devices, metadata}` (spec: collection key `devices`). */
+export interface DevicePage {
+  devices: Device[];
+  metadata: PageMetadata;
+}
+
+/** The fields a client sets; `lastSeenAt` is an RFC 3339 date-time with a time zone, as the client sent it. */
+export interface DeviceInput {
+  serialNumber: string;
+  model: string;
+  firmwareVersion?: string | null;
+  batteryLevel?: number | null;
+  lastSeenAt?: string | null;
+  lastLocation?: GeoPoint | null;
+  metadata?: Metadata;
+}
+
+/** Omitted fields stay as they are; `null` clears a nullable one. The serial number cannot change. */
+export type DevicePatch = Partial<Omit<DeviceInput, 'serialNumber'>>;
+
+/** Filters of `GET /devices`; every given filter must match. */
+export interface DeviceFilters {
+  /** Any of these statuses. */
+  status?: DeviceStatus[];
+  serialNumber?: string;
+  /** Devices assigned to this shipment (lower-case UUID). */
+  shipmentId?: string;
+}
+
+export interface ListDevicesRequest extends AccountScope {
+  page: PageRequest;
+  filters: DeviceFilters;
+}
+export interface CreateDeviceRequest extends AccountScope {
+  device: DeviceInput;
+}
+export interface DeviceRequest extends AccountScope {
+  deviceId: string;
+}
+export interface UpdateDeviceRequest extends DeviceRequest, Conditional {
+  patch: DevicePatch;
+}
+export interface DeleteDeviceRequest extends DeviceRequest, Conditional {}
+export interface RetireDeviceRequest extends DeviceRequest, Conditional {}
+
+/** Retiring answers 204 without a body; the new version becomes the reply's `ETag`. */
+export interface RetireDeviceResult {
+  version: number;
+}

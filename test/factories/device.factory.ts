@@ -1,0 +1,59 @@
+import type { Device } from '@tracking/contracts';
+import pg from 'pg';
+import type { TestTenant } from './identity.factory.js';
+import { createResource, withoutUndefined } from './resource.factory.js';
+import type { TestStack } from '../support/stack.js';
+
+export interface DeviceOverrides {
+  /** Index into `tenant.accountIds`; default the first account. */
+  account?: number;
+  /** Merged over a valid body; a key set to `undefined` is left out. */
+  body?: Record<string, unknown>;
+}
+
+let deviceCounter = 0;
+
+/** A serial number no other test uses, even in another file of the same run. */
+export function uniqueSerialNumber(): string {
+  return `SN-${process.pid}-${++deviceCounter}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A valid registration body; `overrides` replace or remove fields. */
+export function deviceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return withoutUndefined({ serialNumber: uniqueSerialNumber(), model: 'TempTrack T4', ...overrides });
+}
+
+/** The path of an account's devices. */
+export function devicesPath(tenant: TestTenant, account = 0): string {
+  return `/v1/accounts/${tenant.accountIds[account]}/devices`;
+}
+
+/** A device registered through the real endpoint, with its ETag and path. */
+export async function createDevice(
+  stack: TestStack,
+  tenant: TestTenant,
+  overrides: DeviceOverrides = {},
+): Promise<{ device: Device; etag: string; path: string }> {
+  const at = devicesPath(tenant, overrides.account);
+  const { resource, etag, path } = await createResource<Device>(stack, at, tenant.token, deviceBody(overrides.body), 'device');
+  return { device: resource, etag, path };
+}
+
+/**
+ * Links a device to a shipment's set in the DMS database, as the assignment endpoint will; until it
+ * exists, this is the only way to reach the status Assigned. Moves the version on, as any write does.
+ */
+export async function assignDeviceInDatabase(stack: TestStack, deviceId: string, shipmentId: string, setId: string): Promise<void> {
+  const dms = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+  await dms.connect();
+  try {
+    const result = await dms.query(
+      `UPDATE devices SET status = 'Assigned', shipment_id = $2, set_id = $3, version = version + 1, updated_at = now()
+        WHERE id = $1`,
+      [deviceId, shipmentId, setId],
+    );
+    if (result.rowCount !== 1) throw new Error(`no device ${deviceId} to assign`);
+  } finally {
+    await dms.end();
+  }
+}
