@@ -31,6 +31,10 @@ export default [
   {
     // Specs and the integration suite compose the apps; they are the only place that may.
     files: ['**/*.spec.ts', 'test/**/*.ts', 'vitest.config.ts'],
-    rules: { '@nx/enforce-module-boundaries': 'off' },
+    rules: {
+      '@nx/enforce-module-boundaries': 'off',
+      // Tests assert on values they have just created; `!` there states a fact, not a hope.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
   },
 ];

@@ -1,3 +1,4 @@
+import type { Shipment } from '@tracking/contracts';
 import type { TestTenant } from './identity.factory.js';
 import type { TestStack } from '../support/stack.js';
 
@@ -23,7 +24,7 @@ export const ACTIONS_TO: Record<ShipmentStatusName, string[]> = {
 let shipmentCounter = 0;
 
 /** A shipment created through the real endpoint; fails loudly when the API refuses it. */
-export async function createShipment(stack: TestStack, tenant: TestTenant, overrides: ShipmentOverrides = {}): Promise<any> {
+export async function createShipment(stack: TestStack, tenant: TestTenant, overrides: ShipmentOverrides = {}): Promise<Shipment> {
   const accountId = tenant.accountIds[overrides.account ?? 0]!;
   const response = await stack.request('POST', `/v1/accounts/${accountId}/shipments`, {
     token: tenant.token,
@@ -39,7 +40,7 @@ export async function createShipmentIn(
   tenant: TestTenant,
   status: ShipmentStatusName,
   overrides: ShipmentOverrides = {},
-): Promise<any> {
+): Promise<Shipment> {
   const shipment = await createShipment(stack, tenant, overrides);
   const path = `/v1/accounts/${tenant.accountIds[overrides.account ?? 0]!}/shipments/${shipment.id}`;
   for (const action of ACTIONS_TO[status]) {
@@ -55,8 +56,8 @@ export async function createShipments(
   tenant: TestTenant,
   count: number,
   options: ShipmentOverrides & { concurrency?: number } = {},
-): Promise<any[]> {
-  const created: any[] = [];
+): Promise<Shipment[]> {
+  const created: Shipment[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) {

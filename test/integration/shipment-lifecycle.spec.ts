@@ -16,7 +16,7 @@ const VALID: Record<Action, { from: ShipmentStatusName[]; to: ShipmentStatusName
   complete: { from: ['Delivered'], to: 'Completed', stamp: 'completedAt' },
   cancel: { from: ['Planned', 'InTransit'], to: 'Cancelled', stamp: 'cancelledAt' },
 };
-const STAMPS = ['departedAt', 'deliveredAt', 'completedAt', 'cancelledAt'];
+const STAMPS = ['departedAt', 'deliveredAt', 'completedAt', 'cancelledAt'] as const;
 const VALID_PAIRS = ACTIONS.flatMap((action) => VALID[action].from.map((from) => [from, action] as const));
 const INVALID_PAIRS = STATUSES.flatMap((from) =>
   ACTIONS.filter((action) => !VALID[action].from.includes(from)).map((action) => [from, action] as const),
