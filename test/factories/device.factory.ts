@@ -40,8 +40,8 @@ export async function createDevice(
 }
 
 /**
- * Links a device to a shipment's set in the DMS database, as the assignment endpoint will; until it
- * exists, this is the only way to reach the status Assigned. Moves the version on, as any write does.
+ * Links a device to a shipment's set in the DMS database, as the assignment endpoint does, without
+ * the OMS checks (the shipment and set need not exist). Moves the version on, as any write does.
  */
 export async function assignDeviceInDatabase(stack: TestStack, deviceId: string, shipmentId: string, setId: string): Promise<void> {
   const dms = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
 import type { DataSource } from 'typeorm';
+import { AssignmentsModule } from './assignments/assignments.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { DevicesModule } from './devices/devices.module.js';
 import type { GatewayConfig } from './config.js';
@@ -28,6 +29,7 @@ export class GatewayModule {
         SetsModule,
         ItemsModule,
         DevicesModule,
+        AssignmentsModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -5,6 +5,11 @@ export const omsConfigSchema = {
   OMS_DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 200 }),
   NATS_URL: env.string({ default: 'nats://127.0.0.1:4222' }),
   NATS_SUBJECT_PREFIX: env.prefix({ default: '' }),
+  /**
+   * How long the OMS waits for the DMS (device assignment and release) before failing the request with
+   * 504 and rolling back; keep it below the gateway's own RPC_TIMEOUT_MS so that the client sees the cause.
+   */
+  RPC_TIMEOUT_MS: env.int({ default: 5000, min: 100, max: 120000 }),
   CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
 };
 

@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
+import { AssignmentsModule } from './assignments/assignments.module.js';
+import { DmsModule } from './dms/dms.module.js';
 import { PingHandler } from './health/ping.handler.js';
 import { ItemsModule } from './items/items.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
@@ -20,10 +22,12 @@ export class OmsModule {
           useFactory: () => ({}),
           dataSourceFactory: async () => dataSource,
         }),
+        DmsModule.forRoot(config),
         ShipmentsModule,
         PointsOfInterestModule,
         SetsModule,
         ItemsModule,
+        AssignmentsModule,
       ],
       controllers: [PingHandler],
       providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],

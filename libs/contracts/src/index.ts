@@ -6,4 +6,5 @@ export * from './oms/common.js';
 export * from './oms/points-of-interest.js';
 export * from './oms/sets.js';
 export * from './oms/items.js';
+export * from './oms/assignments.js';
 export * from './dms/devices.js';

@@ -34,6 +34,10 @@ export const Subjects = {
       update: 'oms.points-of-interest.update',
       delete: 'oms.points-of-interest.delete',
     },
+    assignments: {
+      assign: 'oms.assignments.assign',
+      unassign: 'oms.assignments.unassign',
+    },
   },
   dms: {
     ping: 'dms.ping',
@@ -44,6 +48,12 @@ export const Subjects = {
       update: 'dms.devices.update',
       delete: 'dms.devices.delete',
       retire: 'dms.devices.retire',
+      /** Called by the OMS only, inside its shipment-locked transaction. */
+      assign: 'dms.devices.assign',
+      unassign: 'dms.devices.unassign',
+      release: 'dms.devices.release',
+      /** The device ids of some sets, for the gateway to fill `deviceIds`. */
+      linked: 'dms.devices.linked',
     },
   },
 } as const;

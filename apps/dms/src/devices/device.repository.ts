@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { AccountScope, DeviceFilters, PageRequest } from '@tracking/contracts';
+import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
@@ -65,6 +65,38 @@ export class DeviceRepository {
   async save(manager: EntityManager, device: DeviceEntity): Promise<void> {
     const { seq: _seq, ...columns } = device;
     await manager.update(DeviceEntity, { id: device.id }, columns);
+  }
+
+  /**
+   * Unlinks every device of the shipment (or of one of its sets) in one statement, moving each one's
+   * version on; returns how many. The OMS calls this while it holds the shipment `FOR UPDATE`, so no
+   * assignment to that shipment can commit meanwhile.
+   */
+  async release(scope: AccountScope, shipmentId: string, setId?: string): Promise<number> {
+    const query = this.devices
+      .createQueryBuilder()
+      .update(DeviceEntity)
+      .set({ status: DeviceStatus.Available, shipmentId: null, setId: null, version: () => 'version + 1', updatedAt: () => 'now()' })
+      .where('account_id = :accountId AND tenant_id = :tenantId AND shipment_id = :shipmentId', {
+        accountId: scope.accountId,
+        tenantId: scope.tenantId,
+        shipmentId,
+      });
+    if (setId !== undefined) query.andWhere('set_id = :setId', { setId });
+    const result = await query.execute();
+    return result.affected ?? 0;
+  }
+
+  /** The `[deviceId, setId]` pairs of the account's devices linked to any of `setIds`, by device id. */
+  async findLinked(scope: AccountScope, setIds: string[]): Promise<{ id: string; setId: string }[]> {
+    if (setIds.length === 0) return [];
+    const rows: { id: string; set_id: string }[] = await this.devices.query(
+      `SELECT id, set_id FROM devices
+        WHERE account_id = $1 AND tenant_id = $2 AND set_id = ANY($3::uuid[])
+        ORDER BY id`,
+      [scope.accountId, scope.tenantId, setIds],
+    );
+    return rows.map((row) => ({ id: row.id, setId: row.set_id }));
   }
 
   async delete(manager: EntityManager, device: DeviceEntity): Promise<void> {

@@ -1,15 +1,21 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  type AssignDeviceRequest,
   type CreateDeviceRequest,
   type DeleteDeviceRequest,
   type Device,
   type DevicePage,
   type DeviceRequest,
+  type LinkedDevices,
+  type LinkedDevicesRequest,
   type ListDevicesRequest,
+  type ReleaseDevicesRequest,
+  type ReleaseDevicesResult,
   type RetireDeviceRequest,
   type RetireDeviceResult,
   Subjects,
+  type UnassignDeviceRequest,
   type UpdateDeviceRequest,
   type Versioned,
 } from '@tracking/contracts';
@@ -49,5 +55,27 @@ export class DevicesHandler {
   @MessagePattern(Subjects.dms.devices.retire)
   retire(@Payload() request: RetireDeviceRequest): Promise<RetireDeviceResult> {
     return this.devices.retire(request);
+  }
+
+  @MessagePattern(Subjects.dms.devices.assign)
+  async assign(@Payload() request: AssignDeviceRequest): Promise<null> {
+    await this.devices.assign(request);
+    return null;
+  }
+
+  @MessagePattern(Subjects.dms.devices.unassign)
+  async unassign(@Payload() request: UnassignDeviceRequest): Promise<null> {
+    await this.devices.unassign(request);
+    return null;
+  }
+
+  @MessagePattern(Subjects.dms.devices.release)
+  release(@Payload() request: ReleaseDevicesRequest): Promise<ReleaseDevicesResult> {
+    return this.devices.release(request);
+  }
+
+  @MessagePattern(Subjects.dms.devices.linked)
+  linked(@Payload() request: LinkedDevicesRequest): Promise<LinkedDevices> {
+    return this.devices.linked(request);
   }
 }

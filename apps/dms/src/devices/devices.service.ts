@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type AssignDeviceRequest,
   type Conditional,
   type CreateDeviceRequest,
   type DeleteDeviceRequest,
@@ -8,16 +9,21 @@ import {
   type DeviceRequest,
   DeviceStatus,
   ErrorCode,
+  type LinkedDevices,
+  type LinkedDevicesRequest,
   type ListDevicesRequest,
   ParameterIssue,
+  type ReleaseDevicesRequest,
+  type ReleaseDevicesResult,
   type RetireDeviceRequest,
   type RetireDeviceResult,
+  type UnassignDeviceRequest,
   type UpdateDeviceRequest,
   type Versioned,
 } from '@tracking/contracts';
 import { DomainError, parseDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, uniqueViolation } from '@tracking/database';
-import { v7 as uuidv7 } from 'uuid';
+import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { DeviceEntity } from './device.entity.js';
 import { DeviceRepository } from './device.repository.js';
 
@@ -110,6 +116,67 @@ export class DevicesService {
       return { version: device.version };
     });
   }
+
+  /**
+   * Links the device to a set of a shipment; the OMS has checked the shipment and the set and holds the
+   * shipment locked for share until we answer. The device row lock makes concurrent assignments of one
+   * device take turns: the first links it, the others see its link and get 409 DeviceAlreadyAssigned.
+   * Within the same shipment the device moves to `setId` (idempotent when it is already there).
+   */
+  async assign(request: AssignDeviceRequest): Promise<void> {
+    if (!isUuid(request.deviceId)) throw deviceNotFound(request.deviceId);
+    await this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+      if (!found) throw deviceNotFound(request.deviceId);
+      if (found.status === DeviceStatus.Retired) {
+        throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and cannot be assigned.');
+      }
+      if (found.shipmentId !== null && found.shipmentId !== request.shipmentId) {
+        throw new DomainError(ErrorCode.DeviceAlreadyAssigned, 'The device is assigned to another shipment; unassign it there first.', {
+          deviceId: found.id,
+          shipmentId: found.shipmentId,
+        });
+      }
+      if (found.shipmentId === request.shipmentId && found.setId === request.setId) return;
+      const now = new Date();
+      Object.assign(found, {
+        status: DeviceStatus.Assigned,
+        shipmentId: request.shipmentId,
+        setId: request.setId,
+        version: found.version + 1,
+        updatedAt: now,
+      });
+      await this.devices.save(manager, found);
+    });
+  }
+
+  /** Unlinks the device from exactly this set of this shipment; AssignmentNotExists otherwise, unknown devices included. */
+  async unassign(request: UnassignDeviceRequest): Promise<void> {
+    if (!isUuid(request.deviceId)) throw assignmentNotFound(request);
+    await this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+      const linkedHere = found !== null && found.shipmentId === request.shipmentId && found.setId === request.setId;
+      if (!linkedHere) throw assignmentNotFound(request);
+      const now = new Date();
+      Object.assign(found, { status: DeviceStatus.Available, shipmentId: null, setId: null, version: found.version + 1, updatedAt: now });
+      await this.devices.save(manager, found);
+    });
+  }
+
+  /** Unlinks every device of a shipment that closes or goes away, or of one of its sets that is deleted. */
+  async release(request: ReleaseDevicesRequest): Promise<ReleaseDevicesResult> {
+    return { released: await this.devices.release(request, request.shipmentId, request.setId) };
+  }
+
+  /** Every requested set with the sorted ids of its devices. */
+  async linked(request: LinkedDevicesRequest): Promise<LinkedDevices> {
+    const setIds = request.setIds.filter((id) => isUuid(id));
+    const result: LinkedDevices = Object.fromEntries(request.setIds.map((id) => [id, []]));
+    for (const { id, setId } of await this.devices.findLinked(request, setIds)) result[setId]?.push(id);
+    return result;
+  }
+}
+
+function assignmentNotFound(request: UnassignDeviceRequest): DomainError {
+  return new DomainError(ErrorCode.AssignmentNotExists, `Device ${request.deviceId} is not assigned to set ${request.setId}.`);
 }
 
 /** The device when it exists, If-Match holds and it is not retired; else 404, 412 or 409 DeviceRetired. */

@@ -1,5 +1,6 @@
 import { CreateDevices1763800000000 } from './1763800000000-create-devices.js';
 import { CompleteDevices1763800004000 } from './1763800004000-complete-devices.js';
+import { IndexDeviceSets1763800005000 } from './1763800005000-index-device-sets.js';
 
 /** Every DMS migration, oldest first. */
-export const dmsMigrations = [CreateDevices1763800000000, CompleteDevices1763800004000];
+export const dmsMigrations = [CreateDevices1763800000000, CompleteDevices1763800004000, IndexDeviceSets1763800005000];

@@ -18,6 +18,7 @@ import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http
 import { parseIfMatch, withETag } from '../http/etag.js';
 import { parsePageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
+import { withDeviceIds } from './set-devices.js';
 import { CreateSetDto, SetDto, SetPageDto, UpdateSetDto } from './dto/set.dto.js';
 import {
   ApiSetParam,
@@ -41,13 +42,15 @@ export class SetsController {
   @ApiPageQuery()
   @ApiOkResponse({ type: SetPageDto })
   @ApiNotFound(SHIPMENT_NOT_FOUND)
-  list(
+  async list(
     @ShipmentPath() shipment: ShipmentScope,
     @Query() query: Record<string, unknown>,
     @Req() request: FastifyRequest,
   ): Promise<ItemPage<ShipmentSet>> {
     const { page } = parsePageQuery(query);
-    return this.services.call(Subjects.oms.sets.list, { ...shipment, page } satisfies ListSetsRequest, request);
+    const target = { ...shipment, page } satisfies ListSetsRequest;
+    const found = await this.services.call<ItemPage<ShipmentSet>>(Subjects.oms.sets.list, target, request);
+    return { ...found, items: await withDeviceIds(this.services, shipment, found.items, request) };
   }
 
   @Post()
@@ -79,7 +82,8 @@ export class SetsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShipmentSet> {
-    return withETag(reply, await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.get, set, request));
+    const found = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.get, set, request);
+    return withETag(reply, await this.withDeviceIds(set, found, request));
   }
 
   @Patch(':setId')
@@ -97,7 +101,8 @@ export class SetsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShipmentSet> {
     const target = { ...set, patch: body, expectedVersion: parseIfMatch(ifMatch) } satisfies UpdateSetRequest;
-    return withETag(reply, await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.update, target, request));
+    const updated = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.update, target, request);
+    return withETag(reply, await this.withDeviceIds(set, updated, request));
   }
 
   @Delete(':setId')
@@ -115,5 +120,11 @@ export class SetsController {
   ): Promise<void> {
     const target = { ...set, expectedVersion: parseIfMatch(ifMatch) } satisfies DeleteSetRequest;
     await this.services.call(Subjects.oms.sets.delete, target, request);
+  }
+
+  /** A set read from the OMS with its `deviceIds` from the DMS (a new set has none: create answers `[]`). */
+  private async withDeviceIds(scope: SetRequest, found: Versioned<ShipmentSet>, request: FastifyRequest): Promise<Versioned<ShipmentSet>> {
+    const [resource = found.resource] = await withDeviceIds(this.services, scope, [found.resource], request);
+    return { ...found, resource };
   }
 }

@@ -11,6 +11,7 @@ import type {
 } from '@tracking/contracts';
 import { v7 as uuidv7 } from 'uuid';
 import { applyChanges, checkVersion } from '@tracking/database';
+import { DmsClient } from '../dms/dms.client.js';
 import type { SetEntity } from './set.entity.js';
 import { SetRepository } from './set.repository.js';
 import { ShipmentContentsService } from './shipment-contents.service.js';
@@ -20,6 +21,7 @@ export class SetsService {
   constructor(
     private readonly sets: SetRepository,
     private readonly contents: ShipmentContentsService,
+    private readonly dms: DmsClient,
   ) {}
 
   async list(request: ListSetsRequest): Promise<ItemPage<ShipmentSet>> {
@@ -71,6 +73,10 @@ export class SetsService {
       checkVersion('set', set, request.expectedVersion);
       shipment.assertOpen();
       await this.sets.delete(shipment.manager, set);
+      // The set is locked FOR UPDATE, so no assignment to it can commit meanwhile. As for shipments
+      // (ShipmentsService.releaseDevices): when the DMS fails, the deletion rolls back with its error.
+      const { tenantId, accountId, shipmentId } = request;
+      await this.dms.release({ tenantId, accountId, shipmentId, setId: set.id });
     });
   }
 }
@@ -85,7 +91,7 @@ export function toSet(entity: Omit<SetEntity, 'seq'>): ShipmentSet {
     shipmentId: entity.shipmentId,
     name: entity.name,
     kind: entity.kind,
-    // Devices are assigned to sets by a later feature; until then no set has any.
+    // The DMS owns the device links; the gateway fills this from it (`dms.devices.linked`).
     deviceIds: [],
     createdAt: entity.createdAt.toISOString(),
     updatedAt: entity.updatedAt.toISOString(),

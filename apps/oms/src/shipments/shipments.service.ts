@@ -21,6 +21,7 @@ import { DomainError, parseDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { transitionOf } from './shipment-lifecycle.js';
 import { ShipmentRepository } from './shipment.repository.js';
@@ -31,7 +32,10 @@ type PlaceField = keyof typeof PLACE_FIELDS;
 
 @Injectable()
 export class ShipmentsService {
-  constructor(private readonly shipments: ShipmentRepository) {}
+  constructor(
+    private readonly shipments: ShipmentRepository,
+    private readonly dms: DmsClient,
+  ) {}
 
   async list(request: ListShipmentsRequest): Promise<ItemPage<Shipment>> {
     const { rows, metadata } = await this.shipments.findPage(request, request.page, request.filters);
@@ -106,7 +110,7 @@ export class ShipmentsService {
   delete(request: DeleteShipmentRequest): Promise<void> {
     return this.shipments.withLockedShipment(request, request.shipmentId, async (shipment, manager) => {
       const open = checkWritable(shipment, request);
-      await this.releaseDevices(manager, open);
+      await this.releaseDevices(open);
       await this.shipments.delete(manager, open);
     });
   }
@@ -120,7 +124,7 @@ export class ShipmentsService {
       if (!shipment) throw shipmentNotFound(request.shipmentId);
       checkVersion('shipment', shipment, request.expectedVersion);
       const { to, stamp } = transitionOf(shipment.status, request.action);
-      if (CLOSED_SHIPMENT_STATUSES.includes(to)) await this.releaseDevices(manager, shipment);
+      if (CLOSED_SHIPMENT_STATUSES.includes(to)) await this.releaseDevices(shipment);
       const now = new Date();
       Object.assign(shipment, { status: to, [stamp]: now, version: shipment.version + 1, updatedAt: now });
       await this.shipments.save(manager, shipment);
@@ -129,12 +133,17 @@ export class ShipmentsService {
   }
 
   /**
-   * Frees every device of a shipment that closes (complete, cancel) or goes away (delete), within the
-   * same transaction (API.md "Shipments"). Devices cannot be assigned yet (issue "Device assignment"),
-   * so a shipment has none to free.
+   * Frees every device of a shipment that closes (complete, cancel) or goes away (delete), before the
+   * transaction that holds the shipment `FOR UPDATE` commits (API.md "Shipments"). The DMS owns the links,
+   * so this is a call to it. Trade-off, decided on purpose: when the DMS fails (503 unavailable, 504
+   * timeout), the error propagates, the OMS transaction rolls back and the client gets that failure; the
+   * shipment does not close or go away while its devices would stay linked to it. A DMS outage thus blocks
+   * closing shipments. If the DMS released the devices but its reply was lost (504), the shipment stays
+   * open with no devices, and the client's retry closes it.
    */
-  private releaseDevices(_manager: EntityManager, _shipment: ShipmentEntity): Promise<void> {
-    return Promise.resolve();
+  private async releaseDevices(shipment: ShipmentEntity): Promise<void> {
+    const { tenantId, accountId, id: shipmentId } = shipment;
+    await this.dms.release({ tenantId, accountId, shipmentId });
   }
 
   /**

@@ -77,3 +77,36 @@ export interface RetireDeviceRequest extends DeviceRequest, Conditional {}
 export interface RetireDeviceResult {
   version: number;
 }
+
+/**
+ * Links a device to a set of a shipment (OMS -> DMS, once the OMS has checked the shipment and the set).
+ * The device row is the only record of the link. Answers `null`.
+ */
+export interface AssignDeviceRequest extends DeviceRequest {
+  shipmentId: string;
+  setId: string;
+}
+
+/** Unlinks a device from exactly this set; AssignmentNotExists otherwise. Answers `null`. */
+export interface UnassignDeviceRequest extends DeviceRequest {
+  shipmentId: string;
+  setId: string;
+}
+
+/** Unlinks every device of a shipment, or only of one of its sets when `setId` is given. */
+export interface ReleaseDevicesRequest extends AccountScope {
+  shipmentId: string;
+  setId?: string;
+}
+
+export interface ReleaseDevicesResult {
+  released: number;
+}
+
+/** The devices linked to some sets of the account. */
+export interface LinkedDevicesRequest extends AccountScope {
+  setIds: string[];
+}
+
+/** Every requested set id, with the ids of its devices sorted (an empty list when it has none). */
+export type LinkedDevices = Record<string, string[]>;
