@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet, setsPath } from '../factories/set.factory.js';
@@ -432,6 +433,82 @@ describe('device assignment with two OMS and two DMS replicas', () => {
 
     expectNoContent(await client.act(target, 'complete'));
     expect((await client.shipment(target)).body.status).toBe('Completed');
+    expect((await client.device(tenant, deviceId)).body).toMatchObject({ status: 'Available', shipmentId: null, setId: null });
+  });
+});
+
+/**
+ * A service stopped in the middle of an operation: the DMS goes down while its release of a closing
+ * shipment's devices is in flight. Whichever way that falls, no device may stay linked to a closed
+ * shipment, and retrying the close after the DMS is back converges.
+ */
+describe('device assignment when the DMS stops in the middle of a release', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+  const client = assignmentClient(() => stack);
+
+  beforeAll(async () => {
+    // The OMS gives up on the DMS well before the gateway gives up on the OMS, so the answer the test
+    // sees is the outcome of the OMS's transaction.
+    stack = await TestStack.start({ env: { OMS_RPC_TIMEOUT_MS: '1000', RPC_TIMEOUT_MS: '10000' } });
+    tenant = await createTenant(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** Resolves once some session of the DMS database waits for a row lock; fails after 10 s. */
+  async function untilDmsWaitsForALock(observer: pg.Client): Promise<void> {
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const { rows } = await observer.query<{ waiting: number }>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
+      if (rows[0]!.waiting > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('the DMS never started releasing the device');
+  }
+
+  it('never leaves a device linked to a cancelled shipment, and a retried cancel converges', async () => {
+    const target = await client.newShipmentWithSet(tenant);
+    const deviceId = await client.newDevice(tenant);
+    expectNoContent(await client.assign(target, deviceId));
+    expectNoContent(await client.act(target, 'start'));
+
+    const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+    const observer = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+    await holder.connect();
+    await observer.connect();
+    let answer: HttpResult;
+    try {
+      // Hold the device row so that the DMS's release blocks in the middle of its transaction.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [deviceId]);
+      const cancelling = client.act(target, 'cancel');
+      await untilDmsWaitsForALock(observer);
+      const stopping = stack.stopDmsReplicas();
+      await holder.query('ROLLBACK');
+      [answer] = await Promise.all([cancelling, stopping]);
+    } finally {
+      await holder.end();
+      await observer.end();
+    }
+    await stack.startDmsReplica();
+
+    const shipment = (await client.shipment(target)).body;
+    const device = (await client.device(tenant, deviceId)).body;
+    if (answer.status === 204) {
+      expect(shipment.status).toBe('Cancelled');
+      expect(device).toMatchObject({ status: 'Available', shipmentId: null });
+    } else {
+      // The close failed and rolled back; the DMS may or may not have committed its release first.
+      expect([503, 504], answer.text).toContain(answer.status);
+      expect(shipment.status).toBe('InTransit');
+      expect(['Assigned', 'Available']).toContain(device.status);
+      expectNoContent(await client.act(target, 'cancel'));
+    }
+    expect((await client.shipment(target)).body.status).toBe('Cancelled');
     expect((await client.device(tenant, deviceId)).body).toMatchObject({ status: 'Available', shipmentId: null, setId: null });
   });
 });

@@ -7,9 +7,10 @@ export const omsConfigSchema = {
   NATS_SUBJECT_PREFIX: env.prefix({ default: '' }),
   /**
    * How long the OMS waits for the DMS (device assignment and release) before failing the request with
-   * 504 and rolling back; keep it below the gateway's own RPC_TIMEOUT_MS so that the client sees the cause.
+   * 504 and rolling back; kept below the gateway's RPC_TIMEOUT_MS, so that the gateway hears the outcome of the
+   * OMS's transaction (and the client sees its cause) rather than timing out first.
    */
-  RPC_TIMEOUT_MS: env.int({ default: 5000, min: 100, max: 120000 }),
+  OMS_RPC_TIMEOUT_MS: env.int({ default: 4000, min: 100, max: 120000 }),
   CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
 };
 

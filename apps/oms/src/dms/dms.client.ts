@@ -28,7 +28,7 @@ export class DmsClient implements OnApplicationShutdown {
     @Inject(DMS_NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(OMS_CONFIG) config: OmsConfig,
   ) {
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS);
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.OMS_RPC_TIMEOUT_MS);
   }
 
   async assign(request: AssignDeviceRequest): Promise<void> {
