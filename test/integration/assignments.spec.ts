@@ -470,6 +470,36 @@ describe('device assignment when the DMS stops in the middle of a release', () =
     throw new Error('the DMS never started releasing the device');
   }
 
+  it('never lets an assignment the OMS gave up on land after the shipment closed', async () => {
+    const target = await client.newShipmentWithSet(tenant);
+    const other = await client.newShipmentWithSet(tenant);
+    const deviceId = await client.newDevice(tenant);
+    expectNoContent(await client.act(target, 'start'));
+
+    const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+    const observer = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+    await holder.connect();
+    await observer.connect();
+    try {
+      // The DMS's link waits for the device row, longer than the OMS waits for the DMS.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [deviceId]);
+      const assigning = client.assign(target, deviceId);
+      await untilDmsWaitsForALock(observer);
+      expectError(await assigning, 504, 'GatewayTimeout');
+      // The OMS has let go of the shipment: it can close, and its release finds no device yet.
+      expectNoContent(await client.act(target, 'cancel'));
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+      await observer.end();
+    }
+
+    // Had the late link landed, the device would be linked to the cancelled shipment: this would be 409.
+    expectNoContent(await client.assign(other, deviceId));
+    expect((await client.device(tenant, deviceId)).body).toMatchObject({ shipmentId: other.shipmentId, setId: other.setId });
+  });
+
   it('never leaves a device linked to a cancelled shipment, and a retried cancel converges', async () => {
     const target = await client.newShipmentWithSet(tenant);
     const deviceId = await client.newDevice(tenant);

@@ -39,6 +39,11 @@ function violatedConstraint(error: unknown, code: string): string | undefined {
   return undefined;
 }
 
+/** Whether `error` is a lock wait that ran out of `lock_timeout` (55P03), also when TypeORM wraps it. */
+export function isLockTimeout(error: unknown): boolean {
+  return violatedConstraint(error, '55P03') !== undefined;
+}
+
 /** The PostgreSQL constraint a unique violation (23505) was raised by, if `error` is one. */
 export function uniqueViolation(error: unknown): string | undefined {
   return violatedConstraint(error, '23505');

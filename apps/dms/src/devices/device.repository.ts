@@ -52,8 +52,18 @@ export class DeviceRepository {
    * concurrent writes to one device (patch, retire, delete, and later assignment) take turns and each
    * decides on the status the one before it left.
    */
-  withLockedDevice<T>(scope: AccountScope, id: string, work: (device: DeviceEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
+  withLockedDevice<T>(
+    scope: AccountScope,
+    id: string,
+    work: (device: DeviceEntity | null, manager: EntityManager) => Promise<T>,
+    options: { lockDeadline?: number } = {},
+  ): Promise<T> {
     return this.devices.manager.transaction(async (manager) => {
+      if (options.lockDeadline !== undefined) {
+        // Wait for the row no longer than the caller waits for us (55P03 when the time is up).
+        const remaining = Math.max(1, Math.ceil(options.lockDeadline - Date.now()));
+        await manager.query(`SET LOCAL lock_timeout = ${remaining}`);
+      }
       const device = await manager.findOne(DeviceEntity, {
         where: { id, accountId: scope.accountId, tenantId: scope.tenantId },
         lock: { mode: 'pessimistic_write' },

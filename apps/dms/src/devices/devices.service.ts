@@ -22,8 +22,9 @@ import {
   type Versioned,
 } from '@tracking/contracts';
 import { DomainError, parseDateTime } from '@tracking/core';
-import { applyChanges, checkVersion, uniqueViolation } from '@tracking/database';
+import { applyChanges, checkVersion, isLockTimeout, uniqueViolation } from '@tracking/database';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
+import type { EntityManager } from 'typeorm';
 import type { DeviceEntity } from './device.entity.js';
 import { DeviceRepository } from './device.repository.js';
 
@@ -125,28 +126,39 @@ export class DevicesService {
    */
   async assign(request: AssignDeviceRequest): Promise<void> {
     if (!isUuid(request.deviceId)) throw deviceNotFound(request.deviceId);
-    await this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
-      if (!found) throw deviceNotFound(request.deviceId);
-      if (found.status === DeviceStatus.Retired) {
-        throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and cannot be assigned.');
-      }
-      if (found.shipmentId !== null && found.shipmentId !== request.shipmentId) {
-        throw new DomainError(ErrorCode.DeviceAlreadyAssigned, 'The device is assigned to another shipment; unassign it there first.', {
-          deviceId: found.id,
-          shipmentId: found.shipmentId,
-        });
-      }
-      if (found.shipmentId === request.shipmentId && found.setId === request.setId) return;
-      const now = new Date();
-      Object.assign(found, {
-        status: DeviceStatus.Assigned,
-        shipmentId: request.shipmentId,
-        setId: request.setId,
-        version: found.version + 1,
-        updatedAt: now,
+    try {
+      await this.devices.withLockedDevice(request, request.deviceId, (found, manager) => this.link(found, manager, request), {
+        lockDeadline: request.deadline,
       });
-      await this.devices.save(manager, found);
+    } catch (error) {
+      throw isLockTimeout(error) ? tooLate() : error;
+    }
+  }
+
+  private async link(found: DeviceEntity | null, manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
+    if (!found) throw deviceNotFound(request.deviceId);
+    if (found.status === DeviceStatus.Retired) {
+      throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and cannot be assigned.');
+    }
+    if (found.shipmentId !== null && found.shipmentId !== request.shipmentId) {
+      throw new DomainError(ErrorCode.DeviceAlreadyAssigned, 'The device is assigned to another shipment; unassign it there first.', {
+        deviceId: found.id,
+        shipmentId: found.shipmentId,
+      });
+    }
+    if (found.shipmentId === request.shipmentId && found.setId === request.setId) return;
+    const now = new Date();
+    Object.assign(found, {
+      status: DeviceStatus.Assigned,
+      shipmentId: request.shipmentId,
+      setId: request.setId,
+      version: found.version + 1,
+      updatedAt: now,
     });
+    await this.devices.save(manager, found);
+    // A link committed after the deadline could land after the OMS has let go of the shipment and the
+    // shipment has closed without releasing it: rolling back keeps "no device linked to a closed shipment".
+    if (Date.now() > request.deadline) throw tooLate();
   }
 
   /** Unlinks the device from exactly this set of this shipment; AssignmentNotExists otherwise, unknown devices included. */
@@ -232,4 +244,8 @@ export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
     updatedAt: entity.updatedAt.toISOString(),
     retiredAt: iso(entity.retiredAt),
   };
+}
+
+function tooLate(): DomainError {
+  return new DomainError(ErrorCode.GatewayTimeout, 'The device could not be linked in time; retry the assignment.');
 }

@@ -23,16 +23,21 @@ export const DMS_NATS_CONNECTION = Symbol('DMS_NATS_CONNECTION');
 @Injectable()
 export class DmsClient implements OnApplicationShutdown {
   private readonly rpc: NatsRpcClient;
+  private readonly timeoutMs: number;
 
   constructor(
     @Inject(DMS_NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(OMS_CONFIG) config: OmsConfig,
   ) {
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.OMS_RPC_TIMEOUT_MS);
+    this.timeoutMs = config.OMS_RPC_TIMEOUT_MS;
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs);
   }
 
-  async assign(request: AssignDeviceRequest): Promise<void> {
-    await this.rpc.call<null>(Subjects.dms.devices.assign, request);
+  /** Links a device; the DMS commits only before a deadline well inside our own timeout. */
+  async assign(request: Omit<AssignDeviceRequest, 'deadline'>): Promise<void> {
+    // The margin covers the reply's way back and clock skew between the OMS and DMS hosts.
+    const deadline = Date.now() + this.timeoutMs - Math.min(1000, this.timeoutMs / 4);
+    await this.rpc.call<null>(Subjects.dms.devices.assign, { ...request, deadline } satisfies AssignDeviceRequest);
   }
 
   async unassign(request: UnassignDeviceRequest): Promise<void> {

@@ -85,6 +85,11 @@ export interface RetireDeviceResult {
 export interface AssignDeviceRequest extends DeviceRequest {
   shipmentId: string;
   setId: string;
+  /**
+   * Epoch milliseconds after which the DMS must not commit the link: by then the OMS has given up
+   * waiting and released its lock on the shipment, which may close without seeing this device.
+   */
+  deadline: number;
 }
 
 /** Unlinks a device from exactly this set; AssignmentNotExists otherwise. Answers `null`. */
