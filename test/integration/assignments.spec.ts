@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { type AssignDeviceRequest, Subjects } from '@tracking/contracts';
+import { NatsRpcClient } from '@tracking/messaging';
 import pg from 'pg';
 import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -498,6 +501,38 @@ describe('device assignment when the DMS stops in the middle of a release', () =
     // Had the late link landed, the device would be linked to the cancelled shipment: this would be 409.
     expectNoContent(await client.assign(other, deviceId));
     expect((await client.device(tenant, deviceId)).body).toMatchObject({ shipmentId: other.shipmentId, setId: other.setId });
+  });
+
+  it('refuses, in the DMS itself, a link to a shipment or set released after the OMS sent it', async () => {
+    // What an OMS that died (or gave up) right after sending its link request leaves behind: the request
+    // reaches the DMS after the shipment was cancelled, or the set deleted, without the OMS's lock.
+    const cancelled = await client.newShipmentWithSet(tenant);
+    const ongoing = await client.newShipmentWithSet(tenant);
+    const deletedSet = await client.newSet(ongoing);
+    expectNoContent(await client.act(cancelled, 'cancel'));
+    const setPath = `${client.shipmentPath(tenant, ongoing.shipmentId)}/sets/${deletedSet.setId}`;
+    expectNoContent(await stack.request('DELETE', setPath, { token: tenant.token }));
+    const deviceId = await client.newDevice(tenant);
+
+    const connection = await connect({ servers: stack.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+    try {
+      const dms = new NatsRpcClient(connection, stack.env.NATS_SUBJECT_PREFIX, 5000);
+      const link = (target: ShipmentWithSet) =>
+        dms.call(Subjects.dms.devices.assign, {
+          tenantId: tenant.tenantId,
+          accountId: tenant.accountIds[0]!,
+          deviceId,
+          shipmentId: target.shipmentId,
+          setId: target.setId,
+          deadline: Date.now() + 60000,
+        } satisfies AssignDeviceRequest);
+      await expect(link(cancelled)).rejects.toMatchObject({ code: 'ShipmentClosed' });
+      await expect(link(deletedSet)).rejects.toMatchObject({ code: 'SetNotExists' });
+    } finally {
+      await connection.close();
+    }
+    expect((await client.device(tenant, deviceId)).body).toMatchObject({ status: 'Available', shipmentId: null });
+    expectNoContent(await client.assign(ongoing, deviceId));
   });
 
   it('never leaves a device linked to a cancelled shipment, and a retried cancel converges', async () => {

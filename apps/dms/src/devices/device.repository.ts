@@ -56,14 +56,16 @@ export class DeviceRepository {
     scope: AccountScope,
     id: string,
     work: (device: DeviceEntity | null, manager: EntityManager) => Promise<T>,
-    options: { lockDeadline?: number } = {},
+    options: { lockDeadline?: number; before?: (manager: EntityManager) => Promise<void> } = {},
   ): Promise<T> {
     return this.devices.manager.transaction(async (manager) => {
       if (options.lockDeadline !== undefined) {
-        // Wait for the row no longer than the caller waits for us (55P03 when the time is up).
+        // Wait for locks no longer than the caller waits for us (55P03 when the time is up).
         const remaining = Math.max(1, Math.ceil(options.lockDeadline - Date.now()));
         await manager.query(`SET LOCAL lock_timeout = ${remaining}`);
       }
+      // Locks taken here come before the device row's, in the same order as `release` takes them.
+      await options.before?.(manager);
       const device = await manager.findOne(DeviceEntity, {
         where: { id, accountId: scope.accountId, tenantId: scope.tenantId },
         lock: { mode: 'pessimistic_write' },
@@ -78,12 +80,35 @@ export class DeviceRepository {
   }
 
   /**
+   * Takes the shipment's link lock in shared mode (links to one shipment do not wait for each other)
+   * and tells whether the shipment, or else the set, was released: closed or deleted.
+   */
+  async lockLinkTarget(manager: EntityManager, shipmentId: string, setId: string): Promise<'shipment' | 'set' | null> {
+    await manager.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [`links:${shipmentId}`]);
+    const rows: { target_id: string }[] = await manager.query(
+      'SELECT target_id FROM released_link_targets WHERE target_id = ANY($1::uuid[])',
+      [[shipmentId, setId]],
+    );
+    if (rows.some((row) => row.target_id === shipmentId)) return 'shipment';
+    return rows.length > 0 ? 'set' : null;
+  }
+
+  /**
    * Unlinks every device of the shipment (or of one of its sets) in one statement, moving each one's
-   * version on; returns how many. The OMS calls this while it holds the shipment `FOR UPDATE`, so no
-   * assignment to that shipment can commit meanwhile.
+   * version on, and records the shipment (or set) as released so that no later link to it commits;
+   * returns how many devices it freed. The shipment's link lock, taken exclusively, waits for links to it
+   * that are still in flight, so their devices are released too.
    */
   async release(scope: AccountScope, shipmentId: string, setId?: string): Promise<number> {
-    const query = this.devices
+    return this.devices.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`links:${shipmentId}`]);
+      await manager.query('INSERT INTO released_link_targets (target_id) VALUES ($1) ON CONFLICT DO NOTHING', [setId ?? shipmentId]);
+      return this.unlink(manager, scope, shipmentId, setId);
+    });
+  }
+
+  private async unlink(manager: EntityManager, scope: AccountScope, shipmentId: string, setId?: string): Promise<number> {
+    const query = manager
       .createQueryBuilder()
       .update(DeviceEntity)
       .set({ status: DeviceStatus.Available, shipmentId: null, setId: null, version: () => 'version + 1', updatedAt: () => 'now()' })

@@ -129,10 +129,23 @@ export class DevicesService {
     try {
       await this.devices.withLockedDevice(request, request.deviceId, (found, manager) => this.link(found, manager, request), {
         lockDeadline: request.deadline,
+        before: (manager) => this.checkLinkTarget(manager, request),
       });
     } catch (error) {
       throw isLockTimeout(error) ? tooLate() : error;
     }
+  }
+
+  /**
+   * The OMS checked the shipment and set, but it may have died or given up since: a released (closed
+   * or deleted) shipment or set is refused here too, under the shipment's link lock.
+   */
+  private async checkLinkTarget(manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
+    const released = await this.devices.lockLinkTarget(manager, request.shipmentId, request.setId);
+    if (released === 'shipment') {
+      throw new DomainError(ErrorCode.ShipmentClosed, 'The shipment is closed or deleted; devices can no longer be assigned to it.');
+    }
+    if (released === 'set') throw new DomainError(ErrorCode.SetNotExists, `Set ${request.setId} does not exist in this shipment.`);
   }
 
   private async link(found: DeviceEntity | null, manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
