@@ -11,7 +11,9 @@ import { ShipmentContentsService } from '../sets/shipment-contents.service.js';
  * deliberate: `complete`, `cancel` and DELETE of the shipment lock it `FOR UPDATE`, and DELETE of the set
  * locks the set `FOR UPDATE`, and each of them releases the devices in its own transaction; so none of
  * them can run between our check ("the shipment is ongoing, the set exists") and the link, and none can
- * leave a device linked to a closed shipment or a deleted set. The price is that a shipment's lock is held
+ * leave a device linked to a closed shipment or a deleted set. Should this OMS give up or die while the
+ * DMS is still linking, the DMS's own guards (released shipments and sets, the deadline we send) keep
+ * that true without our lock. The price is that a shipment's lock is held
  * for a round trip to the DMS, and that no assignment can be made while the DMS is down.
  */
 @Injectable()
