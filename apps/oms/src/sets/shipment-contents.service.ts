@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, type SetRequest, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
+import { CLOSED_SHIPMENT_STATUSES, ErrorCode, type SetRequest, type ShipmentScope, type ShipmentStatus } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { EntityManager } from 'typeorm';
 import type { SetEntity } from './set.entity.js';
 import { type RowLock, SetRepository } from './set.repository.js';
-
-const CLOSED: ReadonlySet<ShipmentStatus> = new Set([ShipmentStatus.Completed, ShipmentStatus.Cancelled]);
 
 /**
  * The checks that every call below `/shipments/{shipmentId}/sets` makes first, in the order of API.md:
@@ -56,7 +54,7 @@ export class ShipmentWrite {
 
   /** ShipmentClosed when the shipment is Completed or Cancelled. */
   assertOpen(): void {
-    if (CLOSED.has(this.status)) {
+    if (CLOSED_SHIPMENT_STATUSES.includes(this.status)) {
       throw new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${this.status}; its sets and items can no longer be changed.`);
     }
   }
