@@ -6,6 +6,7 @@ import { createTenant, issueToken, type TestTenant } from '../factories/identity
 import { createPointOfInterest, pointOfInterestBody } from '../factories/point-of-interest.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../support/http-assertions.js';
+import { metadataOf } from '../support/resource-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 
 const FIELDS = ['id', 'name', 'kind', 'location', 'radiusMeters', 'address', 'metadata', 'createdAt', 'updatedAt'].sort();
@@ -14,17 +15,6 @@ const STRONG_ETAG = /^"[^"]+"$/;
 const UNKNOWN_ID = '0190a4a0-0000-7000-8000-000000000000';
 
 /** `count` metadata keys whose JSON is exactly `bytes` long when `bytes` is given. */
-function metadataOf(count: number, bytes?: number): Record<string, string> {
-  const metadata: Record<string, string> = {};
-  for (let i = 0; i < count; i++) metadata[`k${String(i).padStart(2, '0')}`] = '';
-  if (bytes !== undefined) {
-    const padding = bytes - Buffer.byteLength(JSON.stringify(metadata));
-    metadata.k00 = 'x'.repeat(padding);
-    expect(Buffer.byteLength(JSON.stringify(metadata))).toBe(bytes);
-  }
-  return metadata;
-}
-
 describe('points of interest over HTTP', () => {
   let stack: TestStack;
   let tenant: TestTenant;

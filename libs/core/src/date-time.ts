@@ -1,3 +1,6 @@
+import { ParameterIssue } from '@tracking/contracts';
+import { DomainError } from './domain-error.js';
+
 /** RFC 3339 `date-time` (section 5.6): a full date, a time and a time zone; `T` and `Z` in either case. */
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
@@ -33,4 +36,21 @@ export function parseDateTime(text: string): Date | undefined {
   const ms = Number(fraction.padEnd(3, '0').slice(0, 3));
   const offset = (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
   return new Date(utc(year, month, day, hour, minute, second, ms) - offset);
+}
+
+/**
+ * A nullable date-time field of a request as a `Date` (null and absent alike give null); a value that
+ * is not an RFC 3339 date-time is 400 `InvalidFormat` on `field`. The gateway has validated it already;
+ * this keeps services honest about what they store.
+ */
+export function parseDateTimeField(field: string, value: string | null | undefined): Date | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseDateTime(value);
+  if (!parsed) throw DomainError.invalidParameter(field, ParameterIssue.InvalidFormat, `${field} must be an RFC 3339 date-time with a time zone.`);
+  return parsed;
+}
+
+/** A stored instant as the API writes it: RFC 3339 in UTC with milliseconds, or null. */
+export function toDateTime(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
 }

@@ -3,3 +3,4 @@ export * from './migrate.js';
 export * from './data-source.js';
 export * from './versioned-record.js';
 export * from './versioning.js';
+export * from './pg-errors.js';

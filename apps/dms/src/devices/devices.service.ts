@@ -12,7 +12,6 @@ import {
   type LinkedDevices,
   type LinkedDevicesRequest,
   type ListDevicesRequest,
-  ParameterIssue,
   type ReleaseDevicesRequest,
   type ReleaseDevicesResult,
   type RetireDeviceRequest,
@@ -21,7 +20,7 @@ import {
   type UpdateDeviceRequest,
   type Versioned,
 } from '@tracking/contracts';
-import { DomainError, parseDateTime } from '@tracking/core';
+import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, isLockTimeout, uniqueViolation } from '@tracking/database';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from 'typeorm';
@@ -51,7 +50,7 @@ export class DevicesService {
       setId: null,
       firmwareVersion: input.firmwareVersion ?? null,
       batteryLevel: input.batteryLevel ?? null,
-      lastSeenAt: instant('lastSeenAt', input.lastSeenAt),
+      lastSeenAt: parseDateTimeField('lastSeenAt', input.lastSeenAt),
       lastLocationLat: input.lastLocation?.lat ?? null,
       lastLocationLng: input.lastLocation?.lng ?? null,
       metadata: input.metadata ?? {},
@@ -87,7 +86,7 @@ export class DevicesService {
       if (patch.model !== undefined) changed.model = patch.model;
       if (patch.firmwareVersion !== undefined) changed.firmwareVersion = patch.firmwareVersion;
       if (patch.batteryLevel !== undefined) changed.batteryLevel = patch.batteryLevel;
-      if (patch.lastSeenAt !== undefined) changed.lastSeenAt = instant('lastSeenAt', patch.lastSeenAt);
+      if (patch.lastSeenAt !== undefined) changed.lastSeenAt = parseDateTimeField('lastSeenAt', patch.lastSeenAt);
       if (patch.lastLocation !== undefined) {
         changed.lastLocationLat = patch.lastLocation?.lat ?? null;
         changed.lastLocationLng = patch.lastLocation?.lng ?? null;
@@ -228,17 +227,6 @@ function deviceNotFound(id: string): DomainError {
 }
 
 /** The instant of an RFC 3339 date-time the gateway has validated; null and absent are null. */
-function instant(field: string, value: string | null | undefined): Date | null {
-  if (value === undefined || value === null) return null;
-  const parsed = parseDateTime(value);
-  if (!parsed) throw DomainError.invalidParameter(field, ParameterIssue.InvalidFormat, `${field} must be an RFC 3339 date-time with a time zone.`);
-  return parsed;
-}
-
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
 export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
   const { lastLocationLat: lat, lastLocationLng: lng } = entity;
   return {
@@ -250,12 +238,12 @@ export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
     setId: entity.setId,
     firmwareVersion: entity.firmwareVersion,
     batteryLevel: entity.batteryLevel,
-    lastSeenAt: iso(entity.lastSeenAt),
+    lastSeenAt: toDateTime(entity.lastSeenAt),
     lastLocation: lat === null || lng === null ? null : { lat, lng },
     metadata: entity.metadata,
     createdAt: entity.createdAt.toISOString(),
     updatedAt: entity.updatedAt.toISOString(),
-    retiredAt: iso(entity.retiredAt),
+    retiredAt: toDateTime(entity.retiredAt),
   };
 }
 

@@ -17,7 +17,7 @@ import {
   type UpdateShipmentRequest,
   type Versioned,
 } from '@tracking/contracts';
-import { DomainError, parseDateTime } from '@tracking/core';
+import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
@@ -56,8 +56,8 @@ export class ShipmentsService {
       carrier: input.carrier ?? null,
       originId: null,
       destinationId: null,
-      plannedDepartureAt: instant('plannedDepartureAt', input.plannedDepartureAt),
-      plannedArrivalAt: instant('plannedArrivalAt', input.plannedArrivalAt),
+      plannedDepartureAt: parseDateTimeField('plannedDepartureAt', input.plannedDepartureAt),
+      plannedArrivalAt: parseDateTimeField('plannedArrivalAt', input.plannedArrivalAt),
       departedAt: null,
       deliveredAt: null,
       completedAt: null,
@@ -93,8 +93,8 @@ export class ShipmentsService {
         if (patch.reference !== undefined) changed.reference = patch.reference;
         if (patch.mode !== undefined) changed.mode = patch.mode;
         if (patch.carrier !== undefined) changed.carrier = patch.carrier;
-        if (patch.plannedDepartureAt !== undefined) changed.plannedDepartureAt = instant('plannedDepartureAt', patch.plannedDepartureAt);
-        if (patch.plannedArrivalAt !== undefined) changed.plannedArrivalAt = instant('plannedArrivalAt', patch.plannedArrivalAt);
+        if (patch.plannedDepartureAt !== undefined) changed.plannedDepartureAt = parseDateTimeField('plannedDepartureAt', patch.plannedDepartureAt);
+        if (patch.plannedArrivalAt !== undefined) changed.plannedArrivalAt = parseDateTimeField('plannedArrivalAt', patch.plannedArrivalAt);
         if (patch.tags !== undefined) changed.tags = patch.tags;
         // Metadata is replaced as a whole, like every other field; `{}` clears it.
         if (patch.metadata !== undefined) changed.metadata = patch.metadata;
@@ -186,13 +186,6 @@ function unknownPlace(field: PlaceField): DomainError {
 }
 
 /** The instant of an RFC 3339 date-time the gateway has validated; null stays null. */
-function instant(field: string, value: string | null | undefined): Date | null {
-  if (value === undefined || value === null) return null;
-  const parsed = parseDateTime(value);
-  if (!parsed) throw DomainError.invalidParameter(field, ParameterIssue.InvalidFormat, `${field} must be an RFC 3339 date-time with a time zone.`);
-  return parsed;
-}
-
 function checkPlannedWindow(shipment: Pick<ShipmentEntity, 'plannedDepartureAt' | 'plannedArrivalAt'>): void {
   const { plannedDepartureAt: departure, plannedArrivalAt: arrival } = shipment;
   if (departure !== null && arrival !== null && arrival.getTime() < departure.getTime()) {
@@ -214,10 +207,6 @@ function rethrowConstraintViolation(error: unknown): never {
   throw error;
 }
 
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
 export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
   return {
     id: entity.id,
@@ -228,12 +217,12 @@ export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
     carrier: entity.carrier,
     originId: entity.originId,
     destinationId: entity.destinationId,
-    plannedDepartureAt: iso(entity.plannedDepartureAt),
-    plannedArrivalAt: iso(entity.plannedArrivalAt),
-    departedAt: iso(entity.departedAt),
-    deliveredAt: iso(entity.deliveredAt),
-    completedAt: iso(entity.completedAt),
-    cancelledAt: iso(entity.cancelledAt),
+    plannedDepartureAt: toDateTime(entity.plannedDepartureAt),
+    plannedArrivalAt: toDateTime(entity.plannedArrivalAt),
+    departedAt: toDateTime(entity.departedAt),
+    deliveredAt: toDateTime(entity.deliveredAt),
+    completedAt: toDateTime(entity.completedAt),
+    cancelledAt: toDateTime(entity.cancelledAt),
     tags: entity.tags,
     metadata: entity.metadata,
     createdAt: entity.createdAt.toISOString(),
