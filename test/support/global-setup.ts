@@ -1,7 +1,14 @@
 import 'reflect-metadata';
 import type { TestProject } from 'vitest/node';
 import { prepareDatabase } from '@tracking/database';
-import { databaseUrl, dropDatabases, dropStaleTestDatabases, newRunId } from '@tracking/testing';
+import {
+  databaseUrl,
+  deleteRedisKeys,
+  deleteStaleTestKeys,
+  dropDatabases,
+  dropStaleTestDatabases,
+  newRunId,
+} from '@tracking/testing';
 import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
 import { gatewayMigrations } from '../../apps/gateway/src/migrations/index.js';
 import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
@@ -10,10 +17,11 @@ const SERVICES = { gateway: gatewayMigrations, oms: omsMigrations, dms: dmsMigra
 
 /**
  * Once per test run: a run id, and one migrated template database per service, which each test
- * file clones (`CREATE DATABASE ... TEMPLATE`). Everything the run created is dropped at the end.
+ * file clones (`CREATE DATABASE ... TEMPLATE`). Everything the run created, databases and Redis keys
+ * under `test:<runId>`, is dropped at the end.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await dropStaleTestDatabases();
+  await Promise.all([dropStaleTestDatabases(), deleteStaleTestKeys()]);
   const runId = newRunId();
   for (const [service, migrations] of Object.entries(SERVICES)) {
     const dataSource = await prepareDatabase({
@@ -26,5 +34,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await dataSource.destroy();
   }
   project.provide('runId', runId);
-  return () => dropDatabases(`${runId}_`);
+  return async () => {
+    await Promise.all([dropDatabases(`${runId}_`), deleteRedisKeys(`test:${runId}_`)]);
+  };
 }

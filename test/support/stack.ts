@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createLogger } from '@tracking/core';
-import { cloneDatabase, dropDatabases } from '@tracking/testing';
+import { cloneDatabase, deleteRedisKeys, dropDatabases, testRedisUrl } from '@tracking/testing';
 import { inject } from 'vitest';
 import { readDmsConfig } from '../../apps/dms/src/config.js';
 import { startDms } from '../../apps/dms/src/dms.app.js';
@@ -42,8 +42,8 @@ const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent');
 
 /**
  * The whole system for one test file, in this process: the gateway on a free port, OMS and DMS
- * replicas on NATS, each with a fresh clone of its template database, all under a subject prefix
- * no other run uses.
+ * replicas on NATS, each with a fresh clone of its template database, all under a NATS subject prefix
+ * and a Redis key prefix no other run uses.
  */
 export class TestStack {
   readonly oms: INestMicroservice[] = [];
@@ -66,6 +66,8 @@ export class TestStack {
     ]);
     const env = {
       NATS_SUBJECT_PREFIX: `test.${name}.`,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: `test:${name}:`,
       CURSOR_SECRET: `cursor-secret-${name}`,
       GATEWAY_DATABASE_URL: gatewayUrl,
       OMS_DATABASE_URL: omsUrl,
@@ -148,5 +150,6 @@ export class TestStack {
     await this.stopDmsReplicas();
     // The separator matters: stack `..._1` must not drop the databases of stack `..._10`.
     await dropDatabases(`${this.name}_`);
+    await deleteRedisKeys(`test:${this.name}:`);
   }
 }

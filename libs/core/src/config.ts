@@ -82,6 +82,16 @@ export const env = {
       return value;
     };
   },
+  /** A Redis key prefix: tokens of letters, digits, `_`, `-` and `.`, each ended by ":". */
+  keyPrefix(options: { default: string }): Reader<string> {
+    return (name, raw) => {
+      const value = raw ?? options.default;
+      if (!/^([A-Za-z0-9_.-]+:)+$/.test(value)) {
+        throw new ConfigError(name, 'must be tokens of [A-Za-z0-9_.-] each ended by ":"');
+      }
+      return value;
+    };
+  },
 };
 
 export type ConfigSchema = Record<string, Reader<unknown>>;
