@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { INestMicroservice } from '@nestjs/common';
+import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createLogger } from '@tracking/core';
 import { cloneDatabase, deleteRedisKeys, dropDatabases, testRedisUrl } from '@tracking/testing';
@@ -10,13 +10,15 @@ import { type GatewayConfig, readGatewayConfig } from '../../apps/gateway/src/co
 import { startGateway } from '../../apps/gateway/src/gateway.app.js';
 import { IdentityService } from '../../apps/gateway/src/identity/identity.service.js';
 import { readOmsConfig } from '../../apps/oms/src/config.js';
-import { startOms } from '../../apps/oms/src/oms.app.js';
+import { startOms, startOmsWorker } from '../../apps/oms/src/oms.app.js';
 
 let stackCounter = 0;
 
 export interface StackOptions {
   omsReplicas?: number;
   dmsReplicas?: number;
+  /** Bulk-job workers in this process (none unless asked for). */
+  workers?: number;
   /** Extra environment for every process of the stack, e.g. `{ RPC_TIMEOUT_MS: '500' }`. */
   env?: Record<string, string>;
 }
@@ -48,6 +50,7 @@ const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent');
 export class TestStack {
   readonly oms: INestMicroservice[] = [];
   readonly dms: INestMicroservice[] = [];
+  readonly workers: INestApplicationContext[] = [];
   gateway!: NestFastifyApplication;
   baseUrl = '';
 
@@ -82,6 +85,7 @@ export class TestStack {
     const stack = new TestStack(name, env);
     for (let i = 0; i < (options.omsReplicas ?? 1); i++) await stack.startOmsReplica();
     for (let i = 0; i < (options.dmsReplicas ?? 1); i++) await stack.startDmsReplica();
+    for (let i = 0; i < (options.workers ?? 0); i++) await stack.startWorker();
     await stack.startGatewayApp();
     return stack;
   }
@@ -104,6 +108,16 @@ export class TestStack {
     const app = await startDms(readDmsConfig(this.env), logger);
     this.dms.push(app);
     return app;
+  }
+
+  async startWorker(): Promise<INestApplicationContext> {
+    const app = await startOmsWorker(readOmsConfig(this.env), logger);
+    this.workers.push(app);
+    return app;
+  }
+
+  async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((app) => app.close()));
   }
 
   async stopOmsReplicas(): Promise<void> {
@@ -146,6 +160,7 @@ export class TestStack {
 
   async stop(): Promise<void> {
     await this.gateway?.close();
+    await this.stopWorkers();
     await this.stopOmsReplicas();
     await this.stopDmsReplicas();
     // The separator matters: stack `..._1` must not drop the databases of stack `..._10`.

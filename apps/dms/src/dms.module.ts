@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { DmsConfig } from './config.js';
 import { DevicesModule } from './devices/devices.module.js';
 import { PingHandler } from './health/ping.handler.js';
+import { OperationsModule } from './operations/operations.module.js';
 
 @Module({})
 export class DmsModule {
@@ -12,7 +13,7 @@ export class DmsModule {
     return {
       module: DmsModule,
       global: true,
-      imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }), DevicesModule],
+      imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }), DevicesModule, OperationsModule],
       controllers: [PingHandler],
       providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],
       exports: [CursorCodec],

@@ -8,6 +8,7 @@ import { DevicesModule } from './devices/devices.module.js';
 import type { GatewayConfig } from './config.js';
 import { HealthController } from './health/health.controller.js';
 import { ItemsModule } from './items/items.module.js';
+import { OperationsModule } from './operations/operations.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { RpcModule } from './rpc/rpc.module.js';
 import { SetsModule } from './sets/sets.module.js';
@@ -30,6 +31,7 @@ export class GatewayModule {
         ItemsModule,
         DevicesModule,
         AssignmentsModule,
+        OperationsModule,
       ],
       controllers: [HealthController],
       providers: [

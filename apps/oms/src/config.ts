@@ -12,6 +12,20 @@ export const omsConfigSchema = {
    */
   OMS_RPC_TIMEOUT_MS: env.int({ default: 4000, min: 100, max: 120000 }),
   CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
+  /** Redis holds the queue of bulk operations (BullMQ); the operations themselves live in PostgreSQL. */
+  REDIS_URL: env.url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  REDIS_KEY_PREFIX: env.keyPrefix({ default: 'tracking:' }),
+  /** Operations one worker process runs at once. */
+  WORKER_CONCURRENCY: env.int({ default: 2, min: 1, max: 64 }),
+  /** Entries decided per transaction (and per DMS call). */
+  WORKER_CHUNK_SIZE: env.int({ default: 1000, min: 1, max: 5000 }),
+  /**
+   * How long a worker's claim on a job lasts without renewal (BullMQ's lock duration; it renews it at
+   * half time): a killed worker's operation is taken over by another worker after about this long.
+   */
+  WORKER_LOCK_DURATION_MS: env.int({ default: 30000, min: 500, max: 600000 }),
+  /** How often a worker enqueues operations that PostgreSQL holds as unfinished but the queue lost. */
+  WORKER_RECONCILE_INTERVAL_MS: env.int({ default: 30000, min: 100, max: 3600000 }),
 };
 
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;

@@ -1,28 +1,47 @@
-import type { INestMicroservice } from '@nestjs/common';
-import { createLogger, type Logger } from '@tracking/core';
+import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createLogger, type Logger, PinoNestLogger } from '@tracking/core';
 import { prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
+import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { ItemEntity } from './items/item.entity.js';
 import { omsMigrations } from './migrations/index.js';
-import { OmsModule } from './oms.module.js';
+import { OmsModule, OmsWorkerModule } from './oms.module.js';
+import { OperationEntity, OperationEntryEntity } from './operations/operation.entity.js';
 import { PointOfInterestEntity } from './points-of-interest/point-of-interest.entity.js';
 import { SetEntity } from './sets/set.entity.js';
 import { ShipmentEntity } from './shipments/shipment.entity.js';
 
-/** Prepares the OMS database and starts the OMS on NATS; used by `main.ts` and by tests. */
-export async function startOms(config: OmsConfig, logger: Logger = createLogger('oms')): Promise<INestMicroservice> {
-  const dataSource = await prepareDatabase({
+/** The OMS database, migrated (under an advisory lock, so replicas and workers may start together). */
+export function prepareOmsDatabase(config: OmsConfig): Promise<DataSource> {
+  return prepareDatabase({
     url: config.OMS_DATABASE_URL,
     poolSize: config.OMS_DATABASE_POOL_SIZE,
-    entities: [ShipmentEntity, PointOfInterestEntity, SetEntity, ItemEntity],
+    entities: [ShipmentEntity, PointOfInterestEntity, SetEntity, ItemEntity, OperationEntity, OperationEntryEntity],
     migrations: omsMigrations,
     applicationName: 'oms',
   });
-  return startMicroservice(OmsModule.forRoot(config, dataSource), {
+}
+
+/** Prepares the OMS database and starts the OMS on NATS; used by `main.ts` and by tests. */
+export async function startOms(config: OmsConfig, logger: Logger = createLogger('oms')): Promise<INestMicroservice> {
+  const dataSource = await prepareOmsDatabase(config);
+  return startMicroservice(OmsModule.forRoot(config, dataSource, logger), {
     natsUrl: config.NATS_URL,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     queue: 'oms',
     logger,
   });
+}
+
+/** Prepares the OMS database and starts a bulk-job worker; used by `worker.ts` and by tests. */
+export async function startOmsWorker(config: OmsConfig, logger: Logger = createLogger('worker')): Promise<INestApplicationContext> {
+  const dataSource = await prepareOmsDatabase(config);
+  const app = await NestFactory.createApplicationContext(OmsWorkerModule.forRoot(config, dataSource, logger), {
+    logger: new PinoNestLogger(logger),
+  });
+  app.enableShutdownHooks();
+  await app.init();
+  return app;
 }

@@ -81,6 +81,8 @@ export enum ParameterIssue {
   InvalidCursor = 'InvalidCursor',
   /** A well-formed id that names no resource of this account, e.g. an `originId` of another account's point of interest. */
   UnknownReference = 'UnknownReference',
+  /** An entry of a bulk request repeats an earlier entry's device. */
+  Duplicate = 'Duplicate',
 }
 
 export type ErrorDetails = Record<string, unknown>;

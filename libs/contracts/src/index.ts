@@ -8,3 +8,4 @@ export * from './oms/sets.js';
 export * from './oms/items.js';
 export * from './oms/assignments.js';
 export * from './dms/devices.js';
+export * from './oms/operations.js';

@@ -38,6 +38,13 @@ export const Subjects = {
       assign: 'oms.assignments.assign',
       unassign: 'oms.assignments.unassign',
     },
+    operations: {
+      create: 'oms.operations.create',
+      list: 'oms.operations.list',
+      get: 'oms.operations.get',
+      results: 'oms.operations.results',
+      cancel: 'oms.operations.cancel',
+    },
   },
   dms: {
     ping: 'dms.ping',
@@ -54,6 +61,12 @@ export const Subjects = {
       release: 'dms.devices.release',
       /** The device ids of some sets, for the gateway to fill `deviceIds`. */
       linked: 'dms.devices.linked',
+    },
+    /** Called by the OMS's bulk-job workers only: one chunk of an operation's entries at a time. */
+    operations: {
+      link: 'dms.operations.link',
+      retire: 'dms.operations.retire',
+      settle: 'dms.operations.settle',
     },
   },
 } as const;

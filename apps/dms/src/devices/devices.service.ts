@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
   type AssignDeviceRequest,
-  type Conditional,
   type CreateDeviceRequest,
   type DeleteDeviceRequest,
   type Device,
@@ -21,10 +20,11 @@ import {
   type Versioned,
 } from '@tracking/contracts';
 import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
-import { applyChanges, checkVersion, isLockTimeout, uniqueViolation } from '@tracking/database';
+import { applyChanges, isLockTimeout, uniqueViolation } from '@tracking/database';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import type { DeviceEntity } from './device.entity.js';
+import { checkAvailable, checkLinkable, checkNotReleased, checkNotRetired, deviceNotFound, tooLate } from './device-rules.js';
 import { DeviceRepository } from './device.repository.js';
 
 @Injectable()
@@ -140,34 +140,21 @@ export class DevicesService {
    * or deleted) shipment or set is refused here too, under the shipment's link lock.
    */
   private async checkLinkTarget(manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
-    const released = await this.devices.lockLinkTarget(manager, request.shipmentId, request.setId);
-    if (released === 'shipment') {
-      throw new DomainError(ErrorCode.ShipmentClosed, 'The shipment is closed or deleted; devices can no longer be assigned to it.');
-    }
-    if (released === 'set') throw new DomainError(ErrorCode.SetNotExists, `Set ${request.setId} does not exist in this shipment.`);
+    checkNotReleased(await this.devices.lockLinkTarget(manager, request.shipmentId, request.setId), request.setId);
   }
 
   private async link(found: DeviceEntity | null, manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
-    if (!found) throw deviceNotFound(request.deviceId);
-    if (found.status === DeviceStatus.Retired) {
-      throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and cannot be assigned.');
-    }
-    if (found.shipmentId !== null && found.shipmentId !== request.shipmentId) {
-      throw new DomainError(ErrorCode.DeviceAlreadyAssigned, 'The device is assigned to another shipment; unassign it there first.', {
-        deviceId: found.id,
-        shipmentId: found.shipmentId,
-      });
-    }
-    if (found.shipmentId === request.shipmentId && found.setId === request.setId) return;
+    const { device, changes } = checkLinkable(found, request);
+    if (!changes) return;
     const now = new Date();
-    Object.assign(found, {
+    Object.assign(device, {
       status: DeviceStatus.Assigned,
       shipmentId: request.shipmentId,
       setId: request.setId,
-      version: found.version + 1,
+      version: device.version + 1,
       updatedAt: now,
     });
-    await this.devices.save(manager, found);
+    await this.devices.save(manager, device);
     // A link committed after the deadline could land after the OMS has let go of the shipment and the
     // shipment has closed without releasing it: rolling back keeps "no device linked to a closed shipment".
     if (Date.now() > request.deadline) throw tooLate();
@@ -203,29 +190,6 @@ function assignmentNotFound(request: UnassignDeviceRequest): DomainError {
   return new DomainError(ErrorCode.AssignmentNotExists, `Device ${request.deviceId} is not assigned to set ${request.setId}.`);
 }
 
-/** The device when it exists, If-Match holds and it is not retired; else 404, 412 or 409 DeviceRetired. */
-function checkNotRetired(device: DeviceEntity | null, request: DeviceRequest & Conditional): DeviceEntity {
-  if (!device) throw deviceNotFound(request.deviceId);
-  checkVersion('device', device, request.expectedVersion);
-  if (device.status === DeviceStatus.Retired) {
-    throw new DomainError(ErrorCode.DeviceRetired, 'The device is retired and can no longer be changed.');
-  }
-  return device;
-}
-
-/** As `checkNotRetired`, and not assigned either (409 DeviceAssigned): release it from its shipment first. */
-function checkAvailable(device: DeviceEntity | null, request: DeviceRequest & Conditional, outcome: string): DeviceEntity {
-  const open = checkNotRetired(device, request);
-  if (open.status === DeviceStatus.Assigned) {
-    throw new DomainError(ErrorCode.DeviceAssigned, `The device is assigned to a shipment and cannot be ${outcome}; release it first.`);
-  }
-  return open;
-}
-
-function deviceNotFound(id: string): DomainError {
-  return new DomainError(ErrorCode.DeviceNotExists, `Device ${id} does not exist in this account.`);
-}
-
 /** The instant of an RFC 3339 date-time the gateway has validated; null and absent are null. */
 export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
   const { lastLocationLat: lat, lastLocationLng: lng } = entity;
@@ -245,8 +209,4 @@ export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
     updatedAt: entity.updatedAt.toISOString(),
     retiredAt: toDateTime(entity.retiredAt),
   };
-}
-
-function tooLate(): DomainError {
-  return new DomainError(ErrorCode.GatewayTimeout, 'The device could not be linked in time; retry the assignment.');
 }

@@ -2,6 +2,7 @@ import { CreateDevices1763800000000 } from './1763800000000-create-devices.js';
 import { CompleteDevices1763800004000 } from './1763800004000-complete-devices.js';
 import { IndexDeviceSets1763800005000 } from './1763800005000-index-device-sets.js';
 import { CreateReleasedLinkTargets1763800006000 } from './1763800006000-create-released-link-targets.js';
+import { CreateOperationOutcomes1763800007000 } from './1763800007000-create-operation-outcomes.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -9,4 +10,5 @@ export const dmsMigrations = [
   CompleteDevices1763800004000,
   IndexDeviceSets1763800005000,
   CreateReleasedLinkTargets1763800006000,
+  CreateOperationOutcomes1763800007000,
 ];

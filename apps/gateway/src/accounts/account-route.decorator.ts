@@ -3,10 +3,13 @@ import { ApiBearerAuth, ApiParam } from '@nestjs/swagger';
 import { JwtAuthGuard } from '../auth/jwt-auth.guard.js';
 import { AccountAccessGuard } from './account-access.guard.js';
 
-/** A controller under `/v1/accounts/{accountId}/<path>`, behind authentication and the account checks. */
+/**
+ * A controller under `/v1/accounts/{accountId}/<path>` (or right under the account when `path` is empty),
+ * behind authentication and the account checks.
+ */
 export function AccountController(path: string): ClassDecorator {
   return applyDecorators(
-    Controller(`v1/accounts/:accountId/${path}`),
+    Controller(path === '' ? 'v1/accounts/:accountId' : `v1/accounts/:accountId/${path}`),
     UseGuards(JwtAuthGuard, AccountAccessGuard),
     ApiBearerAuth(),
     ApiParam({ name: 'accountId', format: 'uuid' }),

@@ -24,6 +24,11 @@ export function fastifyOptions(): FastifyServerOptions {
  */
 export function configureFastify(instance: FastifyInstance): void {
   instance.removeContentTypeParser('text/plain');
+  // Nest passes `@RouteConfig(...)` as the route's config; a route that names a body limit gets it.
+  instance.addHook('onRoute', (route) => {
+    const limit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
+    if (typeof limit === 'number') route.bodyLimit = limit;
+  });
   instance.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });

@@ -2,15 +2,20 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   type AssignDeviceRequest,
+  type LinkEntry,
+  type OperationChunk,
+  type OperationChunkResult,
   type ReleaseDevicesRequest,
   type ReleaseDevicesResult,
+  type RetireEntry,
+  type SettleOperationRequest,
   Subjects,
   type UnassignDeviceRequest,
 } from '@tracking/contracts';
 import { NatsRpcClient } from '@tracking/messaging';
 import type { OmsConfig } from '../config.js';
+import { OMS_CONFIG } from '../tokens.js';
 
-export const OMS_CONFIG = Symbol('OMS_CONFIG');
 export const DMS_NATS_CONNECTION = Symbol('DMS_NATS_CONNECTION');
 
 /**
@@ -35,9 +40,27 @@ export class DmsClient implements OnApplicationShutdown {
 
   /** Links a device; the DMS commits only before a deadline well inside our own timeout. */
   async assign(request: Omit<AssignDeviceRequest, 'deadline'>): Promise<void> {
-    // The margin covers the reply's way back and clock skew between the OMS and DMS hosts.
-    const deadline = Date.now() + this.timeoutMs - Math.min(1000, this.timeoutMs / 4);
-    await this.rpc.call<null>(Subjects.dms.devices.assign, { ...request, deadline } satisfies AssignDeviceRequest);
+    await this.rpc.call<null>(Subjects.dms.devices.assign, { ...request, deadline: this.deadline() } satisfies AssignDeviceRequest);
+  }
+
+  /** Decides a chunk of a bulk assignment (with the same deadline as a single link). */
+  linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline'>): Promise<OperationChunkResult> {
+    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.link, { ...request, deadline: this.deadline() });
+  }
+
+  /** Decides a chunk of a bulk retirement. */
+  retireChunk(request: Omit<OperationChunk<RetireEntry>, 'deadline'>): Promise<OperationChunkResult> {
+    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.retire, { ...request, deadline: this.deadline() });
+  }
+
+  /** Closes a cancelled operation on the DMS side and returns what it recorded from `fromIndex` on. */
+  settle(request: SettleOperationRequest): Promise<OperationChunkResult> {
+    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.settle, request);
+  }
+
+  /** The margin covers the reply's way back and clock skew between the OMS and DMS hosts. */
+  private deadline(): number {
+    return Date.now() + this.timeoutMs - Math.min(1000, this.timeoutMs / 4);
   }
 
   async unassign(request: UnassignDeviceRequest): Promise<void> {

@@ -1,7 +1,7 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { connect } from '@nats-io/transport-node';
 import type { OmsConfig } from '../config.js';
-import { DMS_NATS_CONNECTION, DmsClient, OMS_CONFIG } from './dms.client.js';
+import { DMS_NATS_CONNECTION, DmsClient } from './dms.client.js';
 
 /** The client of the DMS, for every OMS feature that changes device links (assignments, sets, shipments). */
 @Global()
@@ -11,7 +11,6 @@ export class DmsModule {
     return {
       module: DmsModule,
       providers: [
-        { provide: OMS_CONFIG, useValue: config },
         {
           provide: DMS_NATS_CONNECTION,
           useFactory: () => connect({ servers: config.NATS_URL.split(','), name: 'oms-dms-client', maxReconnectAttempts: -1 }),

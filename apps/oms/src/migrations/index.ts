@@ -2,6 +2,7 @@ import { CreateShipments1763800000000 } from './1763800000000-create-shipments.j
 import { CreatePointsOfInterest1763800001000 } from './1763800001000-create-points-of-interest.js';
 import { ConstrainShipmentFields1763800002000 } from './1763800002000-constrain-shipment-fields.js';
 import { CreateSetsAndItems1763800003000 } from './1763800003000-create-sets-and-items.js';
+import { CreateOperations1763800004000 } from './1763800004000-create-operations.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -9,4 +10,5 @@ export const omsMigrations = [
   CreatePointsOfInterest1763800001000,
   ConstrainShipmentFields1763800002000,
   CreateSetsAndItems1763800003000,
+  CreateOperations1763800004000,
 ];

@@ -54,10 +54,13 @@ export class ShipmentWrite {
 
   /** ShipmentClosed when the shipment is Completed or Cancelled. */
   assertOpen(): void {
-    if (CLOSED_SHIPMENT_STATUSES.includes(this.status)) {
-      throw new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${this.status}; its sets and items can no longer be changed.`);
-    }
+    if (CLOSED_SHIPMENT_STATUSES.includes(this.status)) throw shipmentClosed(this.status);
   }
+}
+
+/** The refusal of a write below a Completed or Cancelled shipment. */
+export function shipmentClosed(status: ShipmentStatus): DomainError {
+  return new DomainError(ErrorCode.ShipmentClosed, `The shipment is ${status}; its sets and items can no longer be changed.`);
 }
 
 function setOrNotFound(set: SetEntity | null, setId: string): SetEntity {

@@ -1,4 +1,5 @@
 import type { Conditional, Metadata } from '../oms/common.js';
+import type { EntryError } from '../oms/operations.js';
 import type { GeoPoint } from '../oms/points-of-interest.js';
 import type { AccountScope, PageMetadata, PageRequest } from '../paging.js';
 
@@ -115,3 +116,50 @@ export interface LinkedDevicesRequest extends AccountScope {
 
 /** Every requested set id, with the ids of its devices sorted (an empty list when it has none). */
 export type LinkedDevices = Record<string, string[]>;
+
+/**
+ * One chunk of a bulk operation's entries for the DMS to decide (OMS worker -> DMS). The DMS records
+ * each entry's outcome with its effect, in one transaction, so a chunk sent again after a crash is
+ * answered from that record: no entry is applied twice, and every applied entry keeps its outcome.
+ */
+export interface OperationChunk<E> extends AccountScope {
+  operationId: string;
+  /** Epoch milliseconds after which the DMS must not commit (see `AssignDeviceRequest.deadline`). */
+  deadline: number;
+  entries: E[];
+}
+
+/**
+ * An assignment entry. `target` is null when the OMS has already refused the entry (no such set, closed
+ * shipment): the DMS then only reports an outcome it recorded for it earlier, if any.
+ */
+export interface LinkEntry {
+  index: number;
+  deviceId: string;
+  target: { shipmentId: string; setId: string } | null;
+}
+
+export interface RetireEntry {
+  index: number;
+  deviceId: string;
+}
+
+/** An entry's outcome: `error` null means it succeeded. */
+export interface EntryOutcome {
+  index: number;
+  error: EntryError | null;
+}
+
+/** The outcomes the DMS decided or had recorded; entries it left to the OMS are absent. */
+export interface OperationChunkResult {
+  outcomes: EntryOutcome[];
+}
+
+/**
+ * Closes an operation on the DMS side (after a cancel): later chunks of it are refused, and the outcomes
+ * recorded from `fromIndex` on (a chunk the OMS may not have heard back from) are returned.
+ */
+export interface SettleOperationRequest extends AccountScope {
+  operationId: string;
+  fromIndex: number;
+}

@@ -1,0 +1,141 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type AccountScope, DeviceStatus, type EntryOutcome, ErrorCode } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+import { type DataSource, type EntityManager, In } from 'typeorm';
+import { DeviceEntity } from '../devices/device.entity.js';
+
+/** The transaction one chunk of a bulk operation runs in, with what the ledger already holds for it. */
+export interface ChunkTransaction {
+  manager: EntityManager;
+  /** Outcomes recorded for the chunk's entries by an earlier attempt, by entry index. */
+  recorded: Map<number, EntryOutcome>;
+}
+
+/**
+ * The database side of bulk-operation chunks: the per-operation ledger of outcomes, and the batched
+ * reads and writes of devices that let one transaction decide a thousand entries in a few statements.
+ */
+@Injectable()
+export class OperationChunkRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Runs `work` in one transaction that holds the operation's lock (attempts of one chunk take turns, and
+   * a retry waits for an attempt still running), refuses a closed operation, waits for row locks no
+   * longer than `deadline`, and hands over the outcomes already recorded for `indexes`.
+   */
+  withChunk<T>(operationId: string, indexes: number[], deadline: number, work: (chunk: ChunkTransaction) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      const remaining = Math.max(1, Math.ceil(deadline - Date.now()));
+      await manager.query(`SET LOCAL lock_timeout = ${remaining}`);
+      await lockOperation(manager, operationId);
+      const closed: unknown[] = await manager.query('SELECT 1 FROM closed_operations WHERE operation_id = $1', [operationId]);
+      if (closed.length > 0) throw new DomainError(ErrorCode.OperationFinished, 'The operation is closed; it takes no more entries.');
+      const recorded = await recordedOutcomes(manager, operationId, indexes);
+      return work({ manager, recorded });
+    });
+  }
+
+  /** The account's devices among `ids`, locked `FOR UPDATE` in id order (so that concurrent chunks cannot deadlock). */
+  lockDevices(manager: EntityManager, scope: AccountScope, ids: string[]): Promise<DeviceEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager.find(DeviceEntity, {
+      where: { id: In(ids), accountId: scope.accountId, tenantId: scope.tenantId },
+      order: { id: 'ASC' },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  /**
+   * Takes the link lock of every shipment in shared mode, as a single link does, and returns which of
+   * `targetIds` (shipments and sets) were released.
+   */
+  async lockLinkTargets(manager: EntityManager, shipmentIds: string[], targetIds: string[]): Promise<Set<string>> {
+    await manager.query(
+      `SELECT pg_advisory_xact_lock_shared(hashtext('links:' || s))
+         FROM (SELECT DISTINCT unnest($1::text[]) AS s ORDER BY 1) AS shipments`,
+      [shipmentIds],
+    );
+    const rows: { target_id: string }[] = await manager.query(
+      'SELECT target_id FROM released_link_targets WHERE target_id = ANY($1::uuid[])',
+      [targetIds],
+    );
+    return new Set(rows.map((row) => row.target_id));
+  }
+
+  /** Links each device to its set, in one statement. */
+  async saveLinks(manager: EntityManager, links: { id: string; shipmentId: string; setId: string }[]): Promise<void> {
+    if (links.length === 0) return;
+    await manager.query(
+      `UPDATE devices AS d
+          SET status = $4, shipment_id = l.shipment_id, set_id = l.set_id, version = d.version + 1, updated_at = now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS l (id, shipment_id, set_id)
+        WHERE d.id = l.id`,
+      [links.map((l) => l.id), links.map((l) => l.shipmentId), links.map((l) => l.setId), DeviceStatus.Assigned],
+    );
+  }
+
+  /** Retires the devices, in one statement. */
+  async saveRetirements(manager: EntityManager, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(
+      `UPDATE devices SET status = $2, retired_at = now(), version = version + 1, updated_at = now()
+        WHERE id = ANY($1::uuid[])`,
+      [ids, DeviceStatus.Retired],
+    );
+  }
+
+  /** Records the outcomes decided in this transaction, next to their effects. */
+  async recordOutcomes(manager: EntityManager, operationId: string, outcomes: EntryOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await manager.query(
+      `INSERT INTO operation_outcomes (operation_id, entry_index, error_code, error_message)
+       SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[])`,
+      [operationId, outcomes.map((o) => o.index), outcomes.map((o) => o.error?.code ?? null), outcomes.map((o) => o.error?.message ?? null)],
+    );
+  }
+
+  /**
+   * Closes the operation: once the chunk that may be in flight has ended, no other is accepted; returns
+   * the outcomes recorded from `fromIndex` on.
+   */
+  settle(operationId: string, fromIndex: number): Promise<EntryOutcome[]> {
+    return this.dataSource.transaction(async (manager) => {
+      await lockOperation(manager, operationId);
+      await manager.query('INSERT INTO closed_operations (operation_id) VALUES ($1) ON CONFLICT DO NOTHING', [operationId]);
+      const rows: OutcomeRow[] = await manager.query(
+        `SELECT entry_index, error_code, error_message FROM operation_outcomes
+          WHERE operation_id = $1 AND entry_index >= $2 ORDER BY entry_index`,
+        [operationId, fromIndex],
+      );
+      return rows.map(toOutcome);
+    });
+  }
+}
+
+interface OutcomeRow {
+  entry_index: number;
+  error_code: ErrorCode | null;
+  error_message: string | null;
+}
+
+function lockOperation(manager: EntityManager, operationId: string): Promise<unknown> {
+  return manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`operation:${operationId}`]);
+}
+
+async function recordedOutcomes(manager: EntityManager, operationId: string, indexes: number[]): Promise<Map<number, EntryOutcome>> {
+  const rows: OutcomeRow[] = await manager.query(
+    `SELECT entry_index, error_code, error_message FROM operation_outcomes
+      WHERE operation_id = $1 AND entry_index = ANY($2::int[])`,
+    [operationId, indexes],
+  );
+  return new Map(rows.map((row) => [row.entry_index, toOutcome(row)]));
+}
+
+function toOutcome(row: OutcomeRow): EntryOutcome {
+  return {
+    index: row.entry_index,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
+  };
+}

@@ -1,0 +1,32 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  type LinkEntry,
+  type OperationChunk,
+  type OperationChunkResult,
+  type RetireEntry,
+  type SettleOperationRequest,
+  Subjects,
+} from '@tracking/contracts';
+import { OperationChunksService } from './operation-chunks.service.js';
+
+/** Chunks of bulk operations, sent by the OMS's workers. */
+@Controller()
+export class OperationChunksHandler {
+  constructor(private readonly chunks: OperationChunksService) {}
+
+  @MessagePattern(Subjects.dms.operations.link)
+  link(@Payload() request: OperationChunk<LinkEntry>): Promise<OperationChunkResult> {
+    return this.chunks.link(request);
+  }
+
+  @MessagePattern(Subjects.dms.operations.retire)
+  retire(@Payload() request: OperationChunk<RetireEntry>): Promise<OperationChunkResult> {
+    return this.chunks.retire(request);
+  }
+
+  @MessagePattern(Subjects.dms.operations.settle)
+  settle(@Payload() request: SettleOperationRequest): Promise<OperationChunkResult> {
+    return this.chunks.settle(request);
+  }
+}

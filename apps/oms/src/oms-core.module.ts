@@ -1,0 +1,33 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Logger } from '@tracking/core';
+import { CursorCodec } from '@tracking/paging';
+import type { DataSource } from 'typeorm';
+import type { OmsConfig } from './config.js';
+import { DmsModule } from './dms/dms.module.js';
+import { OMS_CONFIG, OMS_LOGGER } from './tokens.js';
+
+/**
+ * What both OMS processes share, the service on NATS and the bulk-job worker: the database, the
+ * configuration, the logger, the cursor codec and the DMS client.
+ */
+@Module({})
+export class OmsCoreModule {
+  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger): DynamicModule {
+    const providers = [
+      { provide: OMS_CONFIG, useValue: config },
+      { provide: OMS_LOGGER, useValue: logger },
+      { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
+    ];
+    return {
+      module: OmsCoreModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }),
+        DmsModule.forRoot(config),
+      ],
+      providers,
+      exports: [OMS_CONFIG, OMS_LOGGER, CursorCodec],
+    };
+  }
+}

@@ -1,0 +1,93 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from '@tracking/core';
+import type { OmsConfig } from '../config.js';
+import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
+import { OPERATIONS_QUEUE, type OperationJob, OperationQueue, queuePrefix } from './operation-queue.js';
+import { OperationRepository } from './operation.repository.js';
+import { OperationRunner } from './operation-runner.js';
+
+/** How many unsettled operations one reconciliation pass enqueues at most. */
+const RECONCILE_BATCH = 1000;
+
+/**
+ * A worker process's consumer of the operations queue. Workers scale out freely: BullMQ hands each job
+ * to one worker at a time and gives a killed worker's job to another once its lock expires; the
+ * operation's progress in PostgreSQL makes the next worker continue where the last one stopped.
+ *
+ * PostgreSQL, not Redis, is the record of what is left to do: every worker periodically enqueues the
+ * operations that are not settled yet (an enqueue that failed after the 202, a queue that lost its
+ * data); the job id is the operation id, so an operation already queued is not queued twice.
+ */
+@Injectable()
+export class OperationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private worker?: Worker<OperationJob>;
+  private connection?: Redis;
+  private reconcileTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly runner: OperationRunner,
+    private readonly operations: OperationRepository,
+    private readonly queue: OperationQueue,
+    @Inject(OMS_CONFIG) private readonly config: OmsConfig,
+    @Inject(OMS_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    // BullMQ's blocking connection must retry forever rather than fail commands while Redis restarts.
+    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error'));
+    this.worker = new Worker<OperationJob>(OPERATIONS_QUEUE, (job) => this.process(job), {
+      connection: this.connection,
+      prefix: queuePrefix(this.config),
+      concurrency: this.config.WORKER_CONCURRENCY,
+      lockDuration: this.config.WORKER_LOCK_DURATION_MS,
+      stalledInterval: this.config.WORKER_LOCK_DURATION_MS,
+      // A job that stalls (its worker died) is resumed, however often that happens: progress is kept.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+    });
+    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'operations worker error'));
+    this.worker.on('failed', (job, error) => void this.onFailed(job, error));
+    await this.reconcile();
+    this.reconcileTimer = setInterval(() => void this.reconcile(), this.config.WORKER_RECONCILE_INTERVAL_MS);
+    this.reconcileTimer.unref();
+  }
+
+  private async process(job: Job<OperationJob>): Promise<void> {
+    const { operationId, requestId } = job.data;
+    this.logger.info({ operationId, requestId, attempt: job.attemptsMade + 1 }, 'operation started');
+    await this.runner.run(operationId);
+    this.logger.info({ operationId, requestId }, 'operation finished');
+  }
+
+  /** After the last attempt the operation ends as Failed, with what it processed. */
+  private async onFailed(job: Job<OperationJob> | undefined, error: Error): Promise<void> {
+    if (!job) return;
+    const { operationId } = job.data;
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    this.logger.error({ err: error, operationId, attempt: job.attemptsMade, final }, 'operation attempt failed');
+    if (!final) return;
+    try {
+      await this.runner.abandon(operationId);
+    } catch (abandonError) {
+      this.logger.error({ err: abandonError, operationId }, 'could not mark the operation as failed');
+    }
+  }
+
+  /** Enqueues the operations PostgreSQL holds as unsettled; those already queued stay as they are. */
+  private async reconcile(): Promise<void> {
+    try {
+      await this.queue.enqueue(await this.operations.unsettledIds(RECONCILE_BATCH));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reconciliation of operations failed; retrying at the next interval');
+    }
+  }
+
+  /** Stops taking jobs and lets the running ones finish (each is a few seconds at most). */
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.reconcileTimer);
+    await this.worker?.close();
+    this.connection?.disconnect();
+  }
+}

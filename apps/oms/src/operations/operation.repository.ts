@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import {
+  type AccountScope,
+  type EntryError,
+  type OperationFilters,
+  OperationResultStatus,
+  OperationStatus,
+  type PageRequest,
+  type ShipmentStatus,
+  UNFINISHED_OPERATION_STATUSES,
+} from '@tracking/contracts';
+import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
+import type { EntityManager, Repository } from 'typeorm';
+import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
+
+/** An entry as the worker reads it. */
+export interface PendingEntry {
+  index: number;
+  setId: string | null;
+  deviceId: string;
+}
+
+/** The outcome of one entry, to be recorded. */
+export interface EntryResult {
+  index: number;
+  error: EntryError | null;
+}
+
+/** A set an assignment entry names, with its shipment's status, as locked for the chunk. */
+export interface LockedSet {
+  id: string;
+  shipmentId: string;
+  shipmentStatus: ShipmentStatus;
+}
+
+@Injectable()
+export class OperationRepository {
+  constructor(
+    @InjectRepository(OperationEntity) private readonly operations: Repository<OperationEntity>,
+    @InjectRepository(OperationEntryEntity) private readonly entries: Repository<OperationEntryEntity>,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** Stores the operation with its entries (`[setId | null, deviceId]`), in one transaction. */
+  async insert(operation: Omit<OperationEntity, 'seq'>, entries: [string | null, string][]): Promise<void> {
+    await this.operations.manager.transaction(async (manager) => {
+      await lockInsertOrder(manager, `operations:${operation.accountId}`);
+      await manager.insert(OperationEntity, operation);
+      await manager.query(
+        `INSERT INTO operation_entries (operation_id, entry_index, set_id, device_id)
+         SELECT $1, ordinality - 1, set_id, device_id
+           FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e (set_id, device_id, ordinality)`,
+        [operation.id, entries.map(([setId]) => setId), entries.map(([, deviceId]) => deviceId)],
+      );
+    });
+  }
+
+  findPage(scope: AccountScope, page: PageRequest, filters: OperationFilters): Promise<KeysetPage<OperationEntity>> {
+    const query = this.operations
+      .createQueryBuilder('o')
+      .where('o.account_id = :accountId', { accountId: scope.accountId })
+      .andWhere('o.tenant_id = :tenantId', { tenantId: scope.tenantId });
+    if (filters.type !== undefined) query.andWhere('o.type = ANY(:types)', { types: filters.type });
+    if (filters.status !== undefined) query.andWhere('o.status = ANY(:statuses)', { statuses: filters.status });
+    return keysetPage(query, {
+      seqColumn: 'o.seq',
+      seqProperty: 'seq',
+      page,
+      codec: this.cursors,
+      binding: cursorBinding('operations', {
+        accountId: scope.accountId,
+        type: filters.type && [...filters.type].sort().join(','),
+        status: filters.status && [...filters.status].sort().join(','),
+      }),
+    });
+  }
+
+  findOne(scope: AccountScope, id: string): Promise<OperationEntity | null> {
+    return this.operations.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  }
+
+  /** Processed entries in index order (the order they are processed in), optionally of one status. */
+  findResults(operationId: string, page: PageRequest, status?: OperationResultStatus): Promise<KeysetPage<OperationEntryEntity>> {
+    const query = this.entries
+      .createQueryBuilder('e')
+      .where('e.operation_id = :operationId', { operationId })
+      .andWhere(status === undefined ? 'e.status IS NOT NULL' : 'e.status = :status', { status });
+    return keysetPage(query, {
+      seqColumn: 'e.entry_index',
+      seqProperty: 'index',
+      page,
+      codec: this.cursors,
+      binding: cursorBinding('operation-results', { operationId, status }),
+    });
+  }
+
+  /**
+   * Cancels the operation unless it has finished; true when it did. A chunk being processed holds the
+   * operation's row, so this waits for it and then sees the status it left.
+   */
+  async cancel(scope: AccountScope, id: string): Promise<boolean> {
+    const [, affected] = (await this.operations.query(
+      `UPDATE operations SET status = $4, completed_at = now(), updated_at = now(), version = version + 1
+        WHERE id = $1 AND account_id = $2 AND tenant_id = $3 AND status = ANY($5)`,
+      [id, scope.accountId, scope.tenantId, OperationStatus.Cancelled, UNFINISHED_OPERATION_STATUSES],
+    )) as [unknown, number];
+    return affected > 0;
+  }
+
+  /** Runs `work` in one transaction with the operation's row locked; null when it does not exist. */
+  withLocked<T>(id: string, work: (operation: OperationEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.operations.manager.transaction(async (manager) => {
+      const operation = await manager.findOne(OperationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      return work(operation, manager);
+    });
+  }
+
+  /** Up to `limit` entries from `fromIndex` on, in index order. */
+  async entriesFrom(manager: EntityManager, operationId: string, fromIndex: number, limit: number): Promise<PendingEntry[]> {
+    const rows: { entry_index: number; set_id: string | null; device_id: string }[] = await manager.query(
+      `SELECT entry_index, set_id, device_id FROM operation_entries
+        WHERE operation_id = $1 AND entry_index >= $2 ORDER BY entry_index LIMIT $3`,
+      [operationId, fromIndex, limit],
+    );
+    return rows.map((row) => ({ index: row.entry_index, setId: row.set_id, deviceId: row.device_id }));
+  }
+
+  /**
+   * The account's sets among `setIds` with their shipments, the shipments locked `FOR SHARE` and the sets
+   * `FOR KEY SHARE` until the transaction ends, as a single assignment locks them.
+   */
+  async lockSets(manager: EntityManager, scope: AccountScope, setIds: string[]): Promise<Map<string, LockedSet>> {
+    const rows: { id: string; shipment_id: string; status: ShipmentStatus }[] = await manager.query(
+      `SELECT s.id, s.shipment_id, sh.status
+         FROM sets AS s JOIN shipments AS sh ON sh.id = s.shipment_id
+        WHERE s.id = ANY($1::uuid[]) AND sh.account_id = $2 AND sh.tenant_id = $3
+        ORDER BY sh.id, s.id
+        FOR SHARE OF sh FOR KEY SHARE OF s`,
+      [[...new Set(setIds)], scope.accountId, scope.tenantId],
+    );
+    return new Map(
+      rows.map((row) => [row.id, { id: row.id, shipmentId: row.shipment_id, shipmentStatus: row.status }]),
+    );
+  }
+
+  /**
+   * Records outcomes of entries not yet processed and moves the operation's counts on by exactly the
+   * entries recorded here, so the counts equal the results whatever was recorded before.
+   */
+  async recordResults(manager: EntityManager, operation: OperationEntity, results: EntryResult[]): Promise<void> {
+    if (results.length === 0) return;
+    // TypeORM answers an UPDATE with [returned rows, affected count].
+    const [recorded] = (await manager.query(
+      `UPDATE operation_entries AS e SET status = r.status, error_code = r.error_code, error_message = r.error_message
+         FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS r (entry_index, status, error_code, error_message)
+        WHERE e.operation_id = $1 AND e.entry_index = r.entry_index AND e.status IS NULL
+        RETURNING e.status`,
+      [
+        operation.id,
+        results.map((r) => r.index),
+        results.map((r) => (r.error ? OperationResultStatus.Failed : OperationResultStatus.Succeeded)),
+        results.map((r) => r.error?.code ?? null),
+        results.map((r) => r.error?.message ?? null),
+      ],
+    )) as [{ status: OperationResultStatus }[], number];
+    const succeeded = recorded.filter((row) => row.status === OperationResultStatus.Succeeded).length;
+    operation.succeeded += succeeded;
+    operation.failed += recorded.length - succeeded;
+    operation.processed += recorded.length;
+  }
+
+  /** Writes the operation's status, counts and timestamps. */
+  async save(manager: EntityManager, operation: OperationEntity): Promise<void> {
+    const { seq: _seq, ...columns } = operation;
+    await manager.update(OperationEntity, { id: operation.id }, { ...columns, version: operation.version + 1, updatedAt: new Date() });
+  }
+
+  /** Operations a worker has not closed yet, oldest first. */
+  async unsettledIds(limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.operations.query(
+      'SELECT id FROM operations WHERE NOT settled ORDER BY created_at LIMIT $1',
+      [limit],
+    );
+    return rows.map((row) => row.id);
+  }
+}

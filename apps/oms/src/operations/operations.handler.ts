@@ -1,0 +1,44 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  type CreateOperationRequest,
+  type ListOperationResultsRequest,
+  type ListOperationsRequest,
+  type Operation,
+  type OperationPage,
+  type OperationRequest,
+  type OperationResultPage,
+  Subjects,
+  type Versioned,
+} from '@tracking/contracts';
+import { OperationsService } from './operations.service.js';
+
+@Controller()
+export class OperationsHandler {
+  constructor(private readonly operations: OperationsService) {}
+
+  @MessagePattern(Subjects.oms.operations.create)
+  create(@Payload() request: CreateOperationRequest): Promise<Versioned<Operation>> {
+    return this.operations.create(request);
+  }
+
+  @MessagePattern(Subjects.oms.operations.list)
+  list(@Payload() request: ListOperationsRequest): Promise<OperationPage> {
+    return this.operations.list(request);
+  }
+
+  @MessagePattern(Subjects.oms.operations.get)
+  get(@Payload() request: OperationRequest): Promise<Versioned<Operation>> {
+    return this.operations.get(request);
+  }
+
+  @MessagePattern(Subjects.oms.operations.results)
+  results(@Payload() request: ListOperationResultsRequest): Promise<OperationResultPage> {
+    return this.operations.results(request);
+  }
+
+  @MessagePattern(Subjects.oms.operations.cancel)
+  cancel(@Payload() request: OperationRequest): Promise<null> {
+    return this.operations.cancel(request);
+  }
+}

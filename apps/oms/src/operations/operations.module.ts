@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
+import { OperationQueue } from './operation-queue.js';
+import { OperationRepository } from './operation.repository.js';
+import { OperationsHandler } from './operations.handler.js';
+import { OperationsService } from './operations.service.js';
+import { OperationRunner } from './operation-runner.js';
+import { OperationWorker } from './operation-worker.js';
+
+/** The OMS's API side of bulk operations: recording, reading and cancelling them. */
+@Module({
+  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
+  controllers: [OperationsHandler],
+  providers: [OperationsService, OperationRepository, OperationQueue],
+})
+export class OperationsModule {}
+
+/** The worker side: the queue consumer and the runner (apps/oms/src/worker.ts). */
+@Module({
+  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
+  providers: [OperationRepository, OperationQueue, OperationRunner, OperationWorker],
+})
+export class OperationWorkerModule {}
