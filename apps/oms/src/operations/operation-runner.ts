@@ -88,8 +88,11 @@ export class OperationRunner {
         return true;
       }
       if (operation.status === OperationStatus.Pending) {
+        // Committed on its own, so that clients see Running while the first chunk is decided.
         operation.status = OperationStatus.Running;
         operation.startedAt = new Date();
+        await this.operations.save(manager, operation);
+        return false;
       }
       const entries = await this.operations.entriesFrom(manager, operation.id, operation.processed, this.chunkSize);
       if (entries.length > 0) {
