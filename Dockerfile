@@ -1,7 +1,19 @@
-# One image for every component; the command picks the service:
-#   node apps/gateway/dist/main.js | node apps/oms/dist/main.js | node apps/dms/dist/main.js
-#   node apps/gateway/dist/cli/admin.js <command>
-FROM node:20-bookworm-slim AS build
+# One image for every component; the container command picks the process:
+#   node apps/gateway/dist/main.js        gateway (HTTP 3000, ops 9100)
+#   node apps/oms/dist/main.js            OMS (ops 9101)
+#   node apps/dms/dist/main.js            DMS (ops 9102)
+#   node apps/oms/dist/worker.js          bulk-job worker (ops 9103)
+#   node apps/<gateway|oms|dms>/dist/migrate.js   migrate one database and exit
+#   node apps/gateway/dist/cli/admin.js <command> provisioning (tenant create, key rotate, demo seed, ...)
+#
+# Node runs as PID 1 without an init: every long-running process handles SIGTERM itself (graceful
+# shutdown), and none of them spawns children, so there are no zombies to reap.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# The package manifests: `npm ci` needs the lockfile and every workspace's package.json (add new workspaces here).
+FROM ${NODE_IMAGE} AS manifests
+# No install-time telemetry from dependencies' postinstall scripts.
+ENV SCARF_ANALYTICS=false
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY apps/gateway/package.json apps/gateway/
@@ -13,18 +25,33 @@ COPY libs/database/package.json libs/database/
 COPY libs/messaging/package.json libs/messaging/
 COPY libs/paging/package.json libs/paging/
 COPY libs/testing/package.json libs/testing/
+
+# Build: every dependency, then `tsc -b`; /out receives each workspace's package.json and dist only.
+FROM manifests AS build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY libs libs
 COPY apps apps
-RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund \
-  && find apps libs -name '*.ts' -not -name '*.d.ts' -delete \
-  && find apps libs -name 'src' -type d -empty -delete
+RUN npx tsc -b \
+  && for workspace in apps/* libs/*; do \
+       mkdir -p "/out/$workspace" && cp -R "$workspace/package.json" "$workspace/dist" "/out/$workspace/"; \
+     done \
+  && find /out -name '*.tsbuildinfo' -delete
 
-FROM node:20-bookworm-slim
-ENV NODE_ENV=production
+# Production dependencies only, installed from the same lockfile (workspace links included).
+FROM manifests AS production-dependencies
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
-COPY --from=build --chown=root:root /app /app
-USER node
-EXPOSE 3000
+COPY --chown=root:root package.json ./
+COPY --from=production-dependencies --chown=root:root /app/node_modules node_modules
+COPY --from=build --chown=root:root /out ./
+# The image's `node` user, by id, so that Kubernetes' runAsNonRoot can verify it. The files stay owned by
+# root: the processes only read them, and the root filesystem may be mounted read-only.
+USER 1000:1000
+EXPOSE 3000 9100 9101 9102 9103
+STOPSIGNAL SIGTERM
 CMD ["node", "apps/gateway/dist/main.js"]
