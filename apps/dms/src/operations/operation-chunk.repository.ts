@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type AccountScope, DeviceStatus, type EntryOutcome, ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import { type DataSource, type EntityManager, In } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { DeviceEntity } from '../devices/device.entity.js';
 
 /** The transaction one chunk of a bulk operation runs in, with what the ledger already holds for it. */
@@ -40,11 +40,13 @@ export class OperationChunkRepository {
   /** The account's devices among `ids`, locked `FOR UPDATE` in id order (so that concurrent chunks cannot deadlock). */
   lockDevices(manager: EntityManager, scope: AccountScope, ids: string[]): Promise<DeviceEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return manager.find(DeviceEntity, {
-      where: { id: In(ids), accountId: scope.accountId, tenantId: scope.tenantId },
-      order: { id: 'ASC' },
-      lock: { mode: 'pessimistic_write' },
-    });
+    return manager
+      .createQueryBuilder(DeviceEntity, 'd')
+      .where('d.id = ANY(:ids)', { ids })
+      .andWhere('d.account_id = :accountId AND d.tenant_id = :tenantId', scope)
+      .orderBy('d.id')
+      .setLock('pessimistic_write')
+      .getMany();
   }
 
   /**

@@ -47,9 +47,11 @@ export class OperationRunner {
   /**
    * Runs the operation until it is finished or cancelled and closed; safe to call again at any time.
    * Unavailable services are waited out with backoff; other errors end the attempt (the queue retries).
+   * When `stop` is aborted (the worker shuts down) it returns false after the chunk in progress.
    */
-  async run(operationId: string): Promise<void> {
+  async run(operationId: string, stop?: AbortSignal): Promise<boolean> {
     for (let failures = 0; ; ) {
+      if (stop?.aborted) return false;
       let done: boolean;
       try {
         done = await this.step(operationId);
@@ -59,10 +61,10 @@ export class OperationRunner {
         failures += 1;
         const wait = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures);
         this.logger.warn({ err: error, operationId, failures, retryInMs: wait }, 'operation chunk failed; retrying');
-        await delay(wait);
+        await delay(wait, undefined, { signal: stop }).catch(() => undefined);
         continue;
       }
-      if (done) return;
+      if (done) return true;
     }
   }
 

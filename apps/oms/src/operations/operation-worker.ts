@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { type Job, Worker } from 'bullmq';
+import { type Job, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@tracking/core';
 import type { OmsConfig } from '../config.js';
@@ -25,6 +25,8 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
   private worker?: Worker<OperationJob>;
   private connection?: Redis;
   private reconcileTimer?: NodeJS.Timeout;
+  /** Aborted at shutdown: running operations stop after their current chunk and go back to the queue. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly runner: OperationRunner,
@@ -38,7 +40,7 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     // BullMQ's blocking connection must retry forever rather than fail commands while Redis restarts.
     this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error'));
-    this.worker = new Worker<OperationJob>(OPERATIONS_QUEUE, (job) => this.process(job), {
+    this.worker = new Worker<OperationJob>(OPERATIONS_QUEUE, (job, token) => this.process(job, token), {
       connection: this.connection,
       prefix: queuePrefix(this.config),
       concurrency: this.config.WORKER_CONCURRENCY,
@@ -54,11 +56,17 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     this.reconcileTimer.unref();
   }
 
-  private async process(job: Job<OperationJob>): Promise<void> {
+  private async process(job: Job<OperationJob>, token?: string): Promise<void> {
     const { operationId, requestId } = job.data;
     this.logger.info({ operationId, requestId, attempt: job.attemptsMade + 1 }, 'operation started');
-    await this.runner.run(operationId);
-    this.logger.info({ operationId, requestId }, 'operation finished');
+    if (await this.runner.run(operationId, this.stopping.signal)) {
+      this.logger.info({ operationId, requestId }, 'operation finished');
+      return;
+    }
+    // Shutting down: hand the job back (no attempt used up); another worker continues at the next chunk.
+    await job.moveToWait(token);
+    this.logger.info({ operationId, requestId }, 'operation handed back to the queue');
+    throw new WaitingError();
   }
 
   /** After the last attempt the operation ends as Failed, with what it processed. */
@@ -84,9 +92,10 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** Stops taking jobs and lets the running ones finish (each is a few seconds at most). */
+  /** Stops taking jobs; running operations finish their current chunk and go back to the queue. */
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.reconcileTimer);
+    this.stopping.abort();
     await this.worker?.close();
     this.connection?.disconnect();
   }
