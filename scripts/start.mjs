@@ -16,9 +16,10 @@ const credentialsFile = join(root, '.local', 'demo-credentials.json');
 const services = {
   oms: 'apps/oms/dist/main.js',
   dms: 'apps/dms/dist/main.js',
+  worker: 'apps/oms/dist/worker.js',
   gateway: 'apps/gateway/dist/main.js',
 };
-const colors = { oms: 36, dms: 35, gateway: 33, start: 32 };
+const colors = { oms: 36, dms: 35, worker: 34, gateway: 33, start: 32 };
 const children = new Map();
 let stopping = false;
 
@@ -110,6 +111,7 @@ if (seed.seeded) {
 
 run('oms');
 run('dms');
+run('worker');
 run('gateway');
 try {
   await waitUntilReady(60000);
