@@ -41,7 +41,7 @@ function requireList(body: unknown, name: string): unknown[] {
   }
   rejectUnknownFields(body, [name]);
   const list = (body as Record<string, unknown>)[name];
-  if (list === undefined || list === null) throw invalid(name, ParameterIssue.Required, `${name} is required.`);
+  if (list === undefined) throw invalid(name, ParameterIssue.Required, `${name} is required.`);
   if (!Array.isArray(list)) throw invalid(name, ParameterIssue.InvalidFormat, `${name} must be an array.`);
   if (list.length < 1 || list.length > MAX_BULK_ENTRIES) {
     throw invalid(name, ParameterIssue.OutOfRange, `${name} must have 1 to ${MAX_BULK_ENTRIES} entries.`);
@@ -58,7 +58,7 @@ function rejectUnknownFields(object: object, known: string[], parent?: string): 
 }
 
 function requireUuid(value: unknown, field: string): string {
-  if (value === undefined || value === null) throw invalid(field, ParameterIssue.Required, `${field} is required.`);
+  if (value === undefined) throw invalid(field, ParameterIssue.Required, `${field} is required.`);
   if (typeof value !== 'string' || !isUuid(value)) throw invalid(field, ParameterIssue.InvalidFormat, `${field} must be a UUID.`);
   return value.toLowerCase();
 }

@@ -155,9 +155,12 @@ export class OperationRunner {
   /** A cancelled operation: the DMS refuses further chunks of it, and what it applied is recorded. */
   private async settleCancelled(manager: EntityManager, operation: OperationEntity): Promise<void> {
     const { outcomes } = await this.dms.settle({ ...scopeOf(operation), operationId: operation.id, fromIndex: operation.processed });
+    const processed = operation.processed;
     await this.operations.recordResults(manager, operation, outcomes);
     operation.settled = true;
-    await this.operations.save(manager, operation);
+    // A new version only when the counts moved: a client's ETag of the cancelled operation stays valid.
+    if (operation.processed !== processed) await this.operations.save(manager, operation);
+    else await this.operations.markSettled(manager, operation.id);
   }
 }
 

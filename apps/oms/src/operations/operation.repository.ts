@@ -176,6 +176,11 @@ export class OperationRepository {
     await manager.update(OperationEntity, { id: operation.id }, { ...columns, version: operation.version + 1, updatedAt: new Date() });
   }
 
+  /** Records that nothing of the operation is left to do, leaving what clients see (and its version) alone. */
+  async markSettled(manager: EntityManager, id: string): Promise<void> {
+    await manager.update(OperationEntity, { id }, { settled: true });
+  }
+
   /** Operations a worker has not closed yet, oldest first. */
   async unsettledIds(limit: number): Promise<string[]> {
     const rows: { id: string }[] = await this.operations.query(
