@@ -1,0 +1,103 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { GatewayConfig } from '../../config.js';
+import { GATEWAY_CONFIG } from '../../tokens.js';
+import { LuaScript } from '../redis/lua-script.js';
+import { SharedRedis } from '../redis/shared-redis.js';
+
+/** How long a finished request's response is replayed (API.md: 24 h). */
+export const KEEP_RESPONSE_MS = 24 * 60 * 60 * 1000;
+
+/** A response as it is replayed. */
+export interface StoredResponse {
+  status: number;
+  /** The headers that belong to the outcome (`Location`, `ETag`), lower-case names. */
+  headers: Record<string, string>;
+  /** The body exactly as sent, '' for none. */
+  body: string;
+}
+
+export type Reservation =
+  | { outcome: 'acquired'; owner: string }
+  | { outcome: 'in-flight' }
+  | { outcome: 'reused' }
+  | { outcome: 'completed'; response: StoredResponse };
+
+/**
+ * Takes the key unless a record exists: a hash with `state` (running or done), `fingerprint`,
+ * `owner` (the request running it) and, once done, `response`. The marker of a running request
+ * expires, so a gateway that dies mid-request does not block the key for long.
+ * KEYS[1] record; ARGV[1] fingerprint, ARGV[2] owner, ARGV[3] marker TTL ms.
+ * Returns nil when taken, else {state, fingerprint, response or false}.
+ */
+const RESERVE = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'response')
+end
+redis.call('HSET', KEYS[1], 'state', 'running', 'fingerprint', ARGV[1], 'owner', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return nil
+`);
+
+/** Records the response, if this request still owns the record. ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms. */
+const COMPLETE = new LuaScript(`
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
+redis.call('HDEL', KEYS[1], 'owner')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`);
+
+/** Frees the key, if this request still owns it. ARGV[1] owner. */
+const RELEASE = new LuaScript(`
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])
+`);
+
+/** Idempotency records in the shared Redis, one per application and key. */
+@Injectable()
+export class IdempotencyStore {
+  /**
+   * How long a running request keeps its key: longer than any POST can take (at most two service
+   * calls, each cut at RPC_TIMEOUT_MS), short enough that a crashed gateway frees the key soon.
+   */
+  readonly inFlightMs: number;
+
+  constructor(
+    private readonly redis: SharedRedis,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.inFlightMs = 3 * config.RPC_TIMEOUT_MS;
+  }
+
+  /** The Redis key of an application's idempotency key (hashed: keys are up to 255 characters). */
+  recordKey(applicationId: string, idempotencyKey: string): string {
+    return this.redis.key('idempotency', applicationId, createHash('sha256').update(idempotencyKey).digest('hex'));
+  }
+
+  /** Takes the key for a request, or says why not. Rejects when Redis does not answer. */
+  async reserve(record: string, fingerprint: string): Promise<Reservation> {
+    this.requireRedis();
+    const owner = randomUUID();
+    const reply = await RESERVE.run(this.redis.client, [record], [fingerprint, owner, this.inFlightMs]);
+    if (reply === null) return { outcome: 'acquired', owner };
+    const [state, storedFingerprint, response] = reply as [string | null, string | null, string | null];
+    if (storedFingerprint !== fingerprint) return { outcome: 'reused' };
+    if (state === 'done' && response !== null) return { outcome: 'completed', response: JSON.parse(response) as StoredResponse };
+    return { outcome: 'in-flight' };
+  }
+
+  async complete(record: string, owner: string, response: StoredResponse): Promise<void> {
+    this.requireRedis();
+    await COMPLETE.run(this.redis.client, [record], [owner, JSON.stringify(response), KEEP_RESPONSE_MS]);
+  }
+
+  async release(record: string, owner: string): Promise<void> {
+    this.requireRedis();
+    await RELEASE.run(this.redis.client, [record], [owner]);
+  }
+
+  private requireRedis(): void {
+    if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
+  }
+}

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Registry } from 'prom-client';
+
+/** What Redis is used for, as the `feature` label of the failure counter. */
+export type RedisFeature = 'rate_limit' | 'idempotency';
+
+/**
+ * The protections' Prometheus counters, in a registry of this gateway instance (two gateways in one
+ * process, as in tests, would clash in prom-client's global registry). The `/metrics` endpoint
+ * merges `registry` into what it serves.
+ */
+@Injectable()
+export class ProtectionMetrics {
+  readonly registry = new Registry();
+
+  /** Redis commands that failed or timed out: requests let through unlimited, or keyed POSTs refused. */
+  readonly redisFailures = new Counter({
+    name: 'gateway_redis_failures_total',
+    help: 'Redis commands of the gateway that failed or timed out, by feature (rate_limit fails open).',
+    labelNames: ['feature'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimited = new Counter({
+    name: 'gateway_rate_limited_requests_total',
+    help: 'Requests answered 429 RateLimitExceeded, by rate limit policy.',
+    labelNames: ['policy'] as const,
+    registers: [this.registry],
+  });
+
+  readonly idempotentReplays = new Counter({
+    name: 'gateway_idempotent_replays_total',
+    help: 'POST requests answered with the stored response of an earlier request with the same Idempotency-Key.',
+    registers: [this.registry],
+  });
+}

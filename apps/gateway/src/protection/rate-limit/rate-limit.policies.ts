@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { GatewayConfig } from '../../config.js';
+import { GATEWAY_CONFIG } from '../../tokens.js';
+import type { RateLimit } from './rate-limit.config.js';
+
+/** The names of the policies, as they appear in the RateLimit headers and 429 details. */
+export type PolicyName = 'application' | 'address' | 'token-tenant' | 'token-address';
+
+export interface Policy {
+  name: PolicyName;
+  limit: RateLimit;
+}
+
+/** Which limit applies to whom: the configured ones, with the per-tenant overrides. */
+@Injectable()
+export class RateLimitPolicies {
+  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
+
+  application(tenantId: string): Policy {
+    const limit = this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.application;
+    return { name: 'application', limit: limit ?? this.config.RATE_LIMIT_APPLICATION };
+  }
+
+  address(): Policy {
+    return { name: 'address', limit: this.config.RATE_LIMIT_ADDRESS };
+  }
+
+  tokenTenant(tenantId: string): Policy {
+    const limit = this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.tokenTenant;
+    return { name: 'token-tenant', limit: limit ?? this.config.RATE_LIMIT_TOKEN_TENANT };
+  }
+
+  tokenAddress(): Policy {
+    return { name: 'token-address', limit: this.config.RATE_LIMIT_TOKEN_ADDRESS };
+  }
+}

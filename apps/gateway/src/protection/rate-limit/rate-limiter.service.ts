@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from '@tracking/core';
+import { LOGGER } from '../../tokens.js';
+import { ProtectionMetrics } from '../protection.metrics.js';
+import { SharedRedis } from '../redis/shared-redis.js';
+import { ThrottledLog } from '../redis/throttled-log.js';
+import { GCRA_SCRIPT, type RateDecision, toRateDecision } from './gcra.script.js';
+import type { Policy } from './rate-limit.policies.js';
+
+const LOG_INTERVAL_MS = 30000;
+
+/** Counts requests against buckets in the shared Redis. */
+@Injectable()
+export class RateLimiter {
+  private readonly failureLog = new ThrottledLog(LOG_INTERVAL_MS);
+
+  constructor(
+    private readonly redis: SharedRedis,
+    private readonly metrics: ProtectionMetrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Counts one request of `subject` (an application id, a tenant id, an address) under `policy`.
+   * Without an answer from Redis it fails open: `undefined`, counted and logged (throttled).
+   */
+  async consume(policy: Policy, subject: string): Promise<RateDecision | undefined> {
+    const { quota, windowSeconds, burst } = policy.limit;
+    // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
+    const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));
+    try {
+      if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
+      const reply = await GCRA_SCRIPT.run(this.redis.client, [this.redis.key('ratelimit', policy.name, subject)], [intervalMicros, burst]);
+      return toRateDecision(reply);
+    } catch (error) {
+      this.metrics.redisFailures.inc({ feature: 'rate_limit' });
+      this.failureLog.report((suppressed) =>
+        this.logger.warn({ err: error, suppressed }, 'rate limiting is not enforced: Redis did not answer; requests pass'),
+      );
+      return undefined;
+    }
+  }
+}

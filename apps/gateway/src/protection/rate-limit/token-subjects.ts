@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { errors, jwtVerify } from 'jose';
+import { SIGNING_ALGORITHM, SigningKeysService } from '../../auth/signing-keys.service.js';
+import type { GatewayConfig } from '../../config.js';
+import { GATEWAY_CONFIG } from '../../tokens.js';
+
+/** Exactly `Bearer <token>`, as the JWT strategy reads it. */
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
+const MAX_CACHED = 10000;
+
+export interface TokenSubject {
+  applicationId: string;
+  tenantId: string;
+}
+
+/**
+ * Who a request's bearer token names, for the per-application limit. Rate limiting runs before
+ * authentication (so that a flood costs as little as possible), and counting by an unverified `sub`
+ * would let anyone spend another application's quota: so the signature, algorithm, `iss`, `aud`
+ * and `exp` are checked here as the JWT strategy checks them. Verified tokens are remembered until
+ * they expire, as clients send the same token for hours. Whether the application is still active is
+ * left to authentication.
+ */
+@Injectable()
+export class TokenSubjects {
+  private readonly verified = new Map<string, TokenSubject & { expiresAt: number }>();
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly keys: SigningKeysService,
+  ) {}
+
+  /** The token's application and tenant, or undefined when there is no valid token. */
+  async subjectOf(authorization: string | string[] | undefined): Promise<TokenSubject | undefined> {
+    const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
+    if (token === undefined) return undefined;
+    const cached = this.verified.get(token);
+    if (cached && cached.expiresAt > Date.now()) return cached;
+    return this.verify(token);
+  }
+
+  private async verify(token: string): Promise<TokenSubject | undefined> {
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = typeof header.kid === 'string' && header.kid.length <= 128 ? await this.keys.verificationKey(header.kid) : undefined;
+          if (!key) throw new errors.JWKSNoMatchingKey();
+          return key;
+        },
+        {
+          algorithms: [SIGNING_ALGORITHM],
+          issuer: this.config.JWT_ISSUER,
+          audience: this.config.JWT_AUDIENCE,
+          clockTolerance: 60,
+          requiredClaims: ['exp', 'sub'],
+        },
+      );
+      if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.exp !== 'number') return undefined;
+      const subject = { applicationId: payload.sub, tenantId: payload.tid, expiresAt: (payload.exp + 60) * 1000 };
+      this.remember(token, subject);
+      return subject;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private remember(token: string, subject: TokenSubject & { expiresAt: number }): void {
+    if (this.verified.size >= MAX_CACHED) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
+    this.verified.set(token, subject);
+  }
+}
