@@ -1,5 +1,5 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { calculateJwkThumbprint, exportJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningKeysService } from '../../apps/gateway/src/auth/signing-keys.service.js';
 import { readGatewayConfig } from '../../apps/gateway/src/config.js';
@@ -46,6 +46,11 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
     it('a token that expired 30 s ago, within the 60 s clock skew', async () => {
       const token = await mint({ claims: { iat: now() - 86430, exp: now() - 30 } });
       expect((await withToken(token)).status).toBe(200);
+    });
+
+    it('a token issued, or valid from, 30 s in the future, within the 60 s clock skew', async () => {
+      expect((await withToken(await mint({ claims: { iat: now() + 30 } }))).status).toBe(200);
+      expect((await withToken(await mint({ claims: { nbf: now() + 30 } }))).status).toBe(200);
     });
   });
 
@@ -111,8 +116,78 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
       expectUnauthorized(await withToken(token));
     });
 
+    describe('401 for HS256 with the published public key as the HMAC secret, in any encoding', () => {
+      async function publishedKey(): Promise<JWK> {
+        const jwks = await stack.request('GET', '/v1/.well-known/jwks.json');
+        const { kid } = stack.gateway.get(SigningKeysService).signingKey();
+        return jwks.body.keys.find((key: JWK) => key.kid === kid);
+      }
+
+      it.each([
+        ['the JWK as JSON', (jwk: JWK) => Buffer.from(JSON.stringify(jwk))],
+        ['the SPKI DER bytes', (jwk: JWK) => createPublicKey({ key: jwk as never, format: 'jwk' }).export({ format: 'der', type: 'spki' })],
+        ['the raw point x || y', (jwk: JWK) => Buffer.concat([Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')])],
+        ['the base64url x coordinate', (jwk: JWK) => Buffer.from(jwk.x!)],
+      ])('%s', async (_name, secret) => {
+        const token = await mint({ header: { alg: 'HS256' }, key: new Uint8Array(secret(await publishedKey())) });
+        expectUnauthorized(await withToken(token));
+      });
+    });
+
+    it.each(['None', 'NONE', 'nOnE'])('401 for alg %s with an empty signature', async (alg) => {
+      const [header, payload] = (await mint()).split('.');
+      const { kid } = JSON.parse(Buffer.from(header!, 'base64url').toString());
+      expectUnauthorized(await withToken(unsignedToken({ alg, kid, typ: 'JWT' }, JSON.parse(Buffer.from(payload!, 'base64url').toString()))));
+    });
+
+    it('401 for the real header and claims with the signature cut off', async () => {
+      const [header, payload] = (await mint()).split('.');
+      expectUnauthorized(await withToken(`${header}.${payload}.`));
+    });
+
+    it('401 for ES384 and ES512 tokens, whatever key signed them', async () => {
+      const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey;
+      const p521 = generateKeyPairSync('ec', { namedCurve: 'P-521' }).privateKey;
+      expectUnauthorized(await withToken(await mint({ header: { alg: 'ES384' }, key: p384 })));
+      expectUnauthorized(await withToken(await mint({ header: { alg: 'ES512' }, key: p521 })));
+    });
+
     it('401 for an unknown kid, even when the signature is the real key’s', async () => {
       expectUnauthorized(await withToken(await mint({ header: { kid: 'no-such-key' } })));
+    });
+
+    it.each([
+      ['a path', '../../../../etc/passwd'],
+      ['an encoded path', '..%2F..%2Fetc%2Fpasswd'],
+      ['a file URL', 'file:///dev/null'],
+      ['SQL', "' OR '1'='1' --"],
+      ['SQL that closes a statement', "x'; DROP TABLE signing_keys; --"],
+      ['a NUL character', 'key\u0000'],
+      ['an empty string', ''],
+      ['129 characters', 'k'.repeat(129)],
+      ['10000 characters', 'k'.repeat(10000)],
+      ['a number', 1],
+      ['an object', { $ne: null }],
+      ['an array', ['a']],
+      ['null', null],
+    ])('401 for a kid that is %s, signed with the real key', async (_name, kid) => {
+      expectUnauthorized(await withToken(await mint({ header: { kid } })));
+    });
+
+    it('still verifies with its keys after every kid trick (the keys table is intact)', async () => {
+      expect((await withToken(await mint())).status).toBe(200);
+      expect((await stack.request('GET', '/v1/.well-known/jwks.json')).body.keys.length).toBeGreaterThan(0);
+    });
+
+    it('401 for a token signed by another ES256 key under that key’s own, valid-looking kid', async () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const jwk = await exportJWK(publicKey);
+      const kid = await calculateJwkThumbprint(jwk);
+      expectUnauthorized(await withToken(await mint({ header: { kid }, key: privateKey })));
+      // Offering the key in the header (jwk) or by URL (jku, x5u) changes nothing: only our keys verify.
+      expectUnauthorized(await withToken(await mint({ header: { kid, jwk }, key: privateKey })));
+      expectUnauthorized(await withToken(await mint({ header: { kid, jku: 'https://attacker.example/jwks.json' }, key: privateKey })));
+      expectUnauthorized(await withToken(await mint({ header: { kid, x5u: 'https://attacker.example/cert.pem' }, key: privateKey })));
     });
 
     it('401 without a kid', async () => {
@@ -125,6 +200,22 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
 
     it('401 for a wrong issuer', async () => {
       expectUnauthorized(await withToken(await mint({ claims: { iss: 'https://attacker.example' } })));
+    });
+
+    it.each([
+      ['without aud', { aud: undefined }],
+      ['without iss', { iss: undefined }],
+      ['with an audience only differing in case', { aud: 'TRACKING-API' }],
+      ['with an empty audience list', { aud: [] }],
+      ['with exp written as a string', { exp: String(Math.floor(Date.now() / 1000) + 3600) }],
+      ['with exp far in the past', { iat: 0, exp: 1 }],
+      ['that expired 61 s ago', { iat: Math.floor(Date.now() / 1000) - 86461, exp: Math.floor(Date.now() / 1000) - 61 }],
+      ['not valid before 2 minutes from now (nbf)', { nbf: Math.floor(Date.now() / 1000) + 120 }],
+      ['issued 2 minutes in the future (iat)', { iat: Math.floor(Date.now() / 1000) + 120 }],
+      ['without iat', { iat: undefined }],
+      ['with iat written as a string', { iat: String(Math.floor(Date.now() / 1000)) }],
+    ])('401 for a token %s', async (_name, claims) => {
+      expectUnauthorized(await withToken(await mint({ claims })));
     });
 
     it('401 without tid', async () => {
@@ -162,15 +253,22 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
       expectUnauthorized(await immediate.request('GET', ownPath, { token: owner.token }));
     });
 
-    it('401 once IDENTITY_CACHE_TTL_MS has passed', async () => {
-      const cached = await TestStack.start({ env: { IDENTITY_CACHE_TTL_MS: '1000' } });
+    it('401 within IDENTITY_CACHE_TTL_MS, and from then on', async () => {
+      const ttl = 1000;
+      const cached = await TestStack.start({ env: { IDENTITY_CACHE_TTL_MS: String(ttl) } });
       try {
         const owner = await createTenant(cached);
         const ownPath = `/v1/accounts/${owner.accountIds[0]}/shipments`;
-        expect((await cached.request('GET', ownPath, { token: owner.token })).status).toBe(200);
+        const read = () => cached.request('GET', ownPath, { token: owner.token });
+        expect((await read()).status).toBe(200);
+        const disabledAt = Date.now();
         await cached.identity.disableApplication(owner.applicationId);
-        await new Promise((resolve) => setTimeout(resolve, 1100));
-        expectUnauthorized(await cached.request('GET', ownPath, { token: owner.token }));
+        // Polled until refused, with a deadline past the bound; the token itself is valid for a day.
+        let refused = await read();
+        while (refused.status === 200 && Date.now() - disabledAt < ttl + 2000) refused = await read();
+        expectUnauthorized(refused);
+        expect(Date.now() - disabledAt).toBeLessThanOrEqual(ttl + 500);
+        for (let i = 0; i < 3; i++) expectUnauthorized(await read());
       } finally {
         await cached.stop();
       }

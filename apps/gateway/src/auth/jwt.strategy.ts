@@ -8,6 +8,9 @@ import { GATEWAY_CONFIG } from '../tokens.js';
 import type { Principal } from './principal.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
 
+/** The clock skew API.md allows between the gateway replicas that issue and verify tokens. */
+const CLOCK_SKEW_SECONDS = 60;
+
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
 /** Exactly `Bearer <token>` (spec, Authentication 3); anything else counts as no token. */
@@ -21,11 +24,12 @@ interface AccessTokenClaims {
   sub?: unknown;
   tid?: unknown;
   exp?: unknown;
+  iat?: unknown;
 }
 
 /**
- * Verifies access tokens: ES256 only, a known `kid`, `iss`, `aud` and `exp` with 60 s of clock skew;
- * then the application must still exist, be active and belong to the token's tenant.
+ * Verifies access tokens: ES256 only, a known `kid`, `iss`, `aud`, `exp`, `iat` and `nbf` with 60 s of
+ * clock skew; then the application must still exist, be active and belong to the token's tenant.
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
@@ -40,7 +44,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       issuer: config.JWT_ISSUER,
       audience: config.JWT_AUDIENCE,
       ignoreExpiration: false,
-      jsonWebTokenOptions: { clockTolerance: 60 },
+      jsonWebTokenOptions: { clockTolerance: CLOCK_SKEW_SECONDS },
       // jsonwebtoken accepts a KeyObject, although the typings only name strings and buffers.
       secretOrKeyProvider: (_request: unknown, rawToken: string, done: (error: Error | null, key?: string) => void) => {
         let kid: unknown;
@@ -64,8 +68,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
 
   /** Returning false makes passport answer 401. */
   async validate(claims: AccessTokenClaims): Promise<Principal | false> {
-    // jsonwebtoken checks `exp` only when present; a token without one would never expire.
+    // jsonwebtoken checks `exp` only when present; a token without one would never expire. It does
+    // not check `iat` at all: a token issued in the future (beyond the skew) is not one of ours.
     if (typeof claims.sub !== 'string' || typeof claims.tid !== 'string' || typeof claims.exp !== 'number') return false;
+    if (typeof claims.iat !== 'number' || claims.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) return false;
     const application = await this.access.application(claims.sub);
     if (!application?.active || application.tenantId !== claims.tid) return false;
     return { applicationId: claims.sub, tenantId: claims.tid, roleAssignments: application.roleAssignments };

@@ -81,6 +81,10 @@ describe('parsePageQuery', () => {
     expectIssue({ offset: '10' }, 'offset', ParameterIssue.UnknownField);
   });
 
+  it.each(['a\u0000b', '\u0000', 'a\ud800'])('rejects a filter value %j that PostgreSQL could not take as InvalidFormat', (value) => {
+    expectIssue({ status: value }, 'status', ParameterIssue.InvalidFormat, ['status']);
+  });
+
   it('returns the declared filters apart from the page', () => {
     expect(parsePageQuery({ status: 'Planned', limit: '5' }, ['status', 'tag'])).toEqual({
       page: { limit: 5, includeTotal: false },

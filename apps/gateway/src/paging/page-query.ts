@@ -1,11 +1,13 @@
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageRequest, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { isStorableText } from '../http/body-hygiene.js';
 
 const MAX_CURSOR_LENGTH = 512;
 
 /**
  * Parses `cursor`, `limit` and `includeTotal` strictly (API.md "Pagination") and returns the other
- * query parameters, which must all be in `filters`; anything else is `UnknownField`.
+ * query parameters, which must all be in `filters` (anything else is `UnknownField`) and hold
+ * storable text (`InvalidFormat` otherwise).
  */
 export function parsePageQuery(
   query: Record<string, unknown>,
@@ -47,6 +49,11 @@ export function parsePageQuery(
       default:
         if (!filters.includes(name)) {
           throw DomainError.invalidParameter(name, ParameterIssue.UnknownField, `${name} is not a parameter of this collection.`);
+        }
+        // A NUL could match nothing, and PostgreSQL refuses it in a query rather than answering no rows.
+        if (!isStorableText(value)) {
+          const message = `${name} contains a NUL character or an unpaired UTF-16 surrogate.`;
+          throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, message);
         }
         rest[name] = value;
     }
