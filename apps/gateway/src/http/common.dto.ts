@@ -40,20 +40,26 @@ export class GeoPointDto {
 /** `metadata` of every collection page. */
 export class PageMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'Opaque; null on the last page.' }) nextCursor: string | null;
-  @ApiPropertyOptional({ description: 'Present when includeTotal=true.' }) total?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Present when includeTotal=true.' }) total?: number;
 }
 
-/** The error envelope of every 4xx answer, for the API reference. */
+/** The error envelope of every error answer, for the API reference. Which details come depends on the code. */
 export class ErrorDetailsDto {
-  @ApiProperty({ example: 'location.lat' }) field: string;
-  @ApiProperty({ enum: ParameterIssue, enumName: 'ParameterIssue', example: ParameterIssue.OutOfRange }) issue: ParameterIssue;
+  @ApiPropertyOptional({ example: 'location.lat', description: 'InvalidParameter: the field, query parameter or header at fault.' }) field?: string;
+  @ApiPropertyOptional({ enum: ParameterIssue, enumName: 'ParameterIssue', example: ParameterIssue.OutOfRange, description: 'InvalidParameter: what is wrong with it.' })
+  issue?: ParameterIssue;
+  @ApiPropertyOptional({ example: 'Completed', description: "InvalidStateTransition: the shipment's status." }) from?: string;
+  @ApiPropertyOptional({ example: 'deliver', description: 'InvalidStateTransition: the action refused.' }) action?: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'DeviceAlreadyAssigned: the device.' }) deviceId?: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'DeviceAlreadyAssigned: the shipment it is assigned to.' }) shipmentId?: string;
+  @ApiPropertyOptional({ example: 'application', description: 'RateLimitExceeded: the policy whose limit was reached.' }) policy?: string;
 }
 
 export class ErrorBodyDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', description: 'Quote it when reporting a problem: the gateway logs the cause of a 5xx under it.' }) id: string;
   @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
   @ApiProperty({ example: 'location.lat must not be greater than 90.' }) message: string;
-  @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
+  @ApiPropertyOptional({ type: ErrorDetailsDto, description: 'With some 4xx codes only; never on a 5xx.' }) details?: ErrorDetailsDto;
 }
 
 export class ErrorEnvelopeDto {

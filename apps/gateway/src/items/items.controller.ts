@@ -41,7 +41,7 @@ export class ItemsController {
   @Get()
   @ApiOperation({ summary: "List a set's items, oldest first, with cursor paging" })
   @ApiPageQuery()
-  @ApiOkResponse({ type: ItemPageDto })
+  @ApiOkResponse({ type: ItemPageDto, description: 'The items under `items`, next to `metadata`.' })
   @ApiNotFound(SET_NOT_FOUND)
   list(@SetPath() set: SetRequest, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<ItemPage<Item>> {
     const { page } = parsePageQuery(query);

@@ -51,7 +51,7 @@ export class PointsOfInterestController {
   @Get()
   @ApiOperation({ summary: 'List points of interest, oldest first, with cursor paging' })
   @ApiPageQuery()
-  @ApiOkResponse({ type: PointOfInterestPageDto })
+  @ApiOkResponse({ type: PointOfInterestPageDto, description: 'The points of interest under `items`, next to `metadata`.' })
   list(
     @Scope() scope: AccountScope,
     @Query() query: Record<string, unknown>,

@@ -40,7 +40,7 @@ export class SetsController {
   @Get()
   @ApiOperation({ summary: "List a shipment's sets, oldest first, with cursor paging" })
   @ApiPageQuery()
-  @ApiOkResponse({ type: SetPageDto })
+  @ApiOkResponse({ type: SetPageDto, description: 'The sets under `items`, each with its `deviceIds`, next to `metadata`.' })
   @ApiNotFound(SHIPMENT_NOT_FOUND)
   async list(
     @ShipmentPath() shipment: ShipmentScope,

@@ -94,7 +94,7 @@ export class ShipmentsController {
   })
   @ApiQuery({ name: 'reference', required: false, description: 'Exact reference.', schema: { type: 'string', minLength: 1, maxLength: 200 } })
   @ApiQuery({ name: 'tag', required: false, description: 'Shipments carrying this tag.', schema: { type: 'string', minLength: 1, maxLength: 50 } })
-  @ApiOkResponse({ type: ShipmentPageDto })
+  @ApiOkResponse({ type: ShipmentPageDto, description: 'The shipments under `items`, next to `metadata`.' })
   @ApiBadRequestResponse({
     type: ErrorEnvelopeDto,
     description:
