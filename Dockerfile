@@ -23,6 +23,7 @@ COPY libs/contracts/package.json libs/contracts/
 COPY libs/core/package.json libs/core/
 COPY libs/database/package.json libs/database/
 COPY libs/messaging/package.json libs/messaging/
+COPY libs/observability/package.json libs/observability/
 COPY libs/paging/package.json libs/paging/
 COPY libs/testing/package.json libs/testing/
 

@@ -10,14 +10,26 @@ const ENTRY_POINTS = {
   worker: { path: 'apps/oms/dist/worker.js', ready: 'worker is consuming the operations queue' },
   oms: { path: 'apps/oms/dist/main.js', ready: 'oms is listening on NATS' },
   dms: { path: 'apps/dms/dist/main.js', ready: 'dms is listening on NATS' },
+  gateway: { path: 'apps/gateway/dist/main.js', ready: 'gateway is listening' },
 } as const;
+
+/** The log lines that name the ports a process bound (`PORT=0` and `OPS_PORT=0` pick free ones). */
+const OPS_LISTENING = 'ops endpoints listening';
 
 export type ServiceName = keyof typeof ENTRY_POINTS;
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
+  /** Its ops endpoints (`/health/live`, `/health/ready`, `/metrics`), on a free port. */
+  readonly opsUrl: string;
+  /** The gateway's API, on a free port (gateway only). */
+  readonly baseUrl: string | undefined;
   /** The last lines the process wrote (for a failing test's message). */
   output(): string;
+  /** Every line the process wrote on stdout (its JSON log lines). */
+  lines(): readonly string[];
+  /** Resolves once the process writes a line containing `text` (at once if it already has). */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
   /** SIGKILL: the process gets no chance to finish anything. Resolves once it has exited. */
   kill9(): Promise<void>;
   /** SIGTERM, then waits for the exit code. */
@@ -35,28 +47,55 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
   const script = fileURLToPath(new URL(`../../${entry.path}`, import.meta.url));
   if (!existsSync(script)) throw new Error(`${entry.path} is missing: build first (npm test does)`);
   const child = spawn(process.execPath, [script], {
-    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', OPS_PORT: '0', OPS_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const output: string[] = [];
+  const seen: string[] = [];
+  const watchers = new Set<(line: string) => void>();
+  const ports: { ops?: number; api?: number } = {};
   const keep = (line: string) => {
     output.push(line);
     if (output.length > 200) output.shift();
+    for (const watch of watchers) watch(line);
   };
   child.stderr?.on('data', (chunk: Buffer) => keep(chunk.toString()));
   await new Promise<void>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
+      seen.push(line);
+      if (line.includes(OPS_LISTENING)) ports.ops = portOf(line);
+      if (name === 'gateway' && line.includes(entry.ready)) ports.api = portOf(line);
       keep(line);
       if (line.includes(entry.ready)) resolve();
     });
     child.once('exit', (code, signal) => reject(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${output.join('\n')}`)));
   });
+  if (ports.ops === undefined) throw new Error(`${name} did not log its ops port:\n${output.join('\n')}`);
   return {
     child,
+    opsUrl: `http://127.0.0.1:${ports.ops}`,
+    baseUrl: ports.api === undefined ? undefined : `http://127.0.0.1:${ports.api}`,
     output: () => output.join('\n'),
+    lines: () => seen,
+    waitForOutput(text, timeoutMs = 30000) {
+      if (seen.some((line) => line.includes(text))) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          watchers.delete(watch);
+          reject(new Error(`${name} wrote no line containing "${text}" within ${timeoutMs} ms:\n${output.join('\n')}`));
+        }, timeoutMs);
+        const watch = (line: string) => {
+          if (!line.includes(text)) return;
+          clearTimeout(timer);
+          watchers.delete(watch);
+          resolve();
+        };
+        watchers.add(watch);
+      });
+    },
     async kill9() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
@@ -71,6 +110,12 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
       return code;
     },
   };
+}
+
+function portOf(line: string): number {
+  const port = (JSON.parse(line) as { port?: unknown }).port;
+  if (typeof port !== 'number') throw new Error(`no port in: ${line}`);
+  return port;
 }
 
 /** Kills every process `spawnService` started that is still running (for `afterAll`). */

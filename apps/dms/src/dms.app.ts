@@ -2,13 +2,21 @@ import type { INestMicroservice } from '@nestjs/common';
 import { createLogger, type Logger } from '@tracking/core';
 import { prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
+import { ServiceMetrics } from '@tracking/observability';
 import type { DmsConfig } from './config.js';
 import { DeviceEntity } from './devices/device.entity.js';
 import { DmsModule } from './dms.module.js';
 import { dmsMigrations } from './migrations/index.js';
 
-/** Prepares the DMS database and starts the DMS on NATS; used by `main.ts` and by tests. */
-export async function startDms(config: DmsConfig, logger: Logger = createLogger('dms')): Promise<INestMicroservice> {
+/**
+ * Prepares the DMS database and starts the DMS on NATS; used by `main.ts` and by tests. `close()` drains
+ * its subscriptions and answers the messages in flight before it closes anything.
+ */
+export async function startDms(
+  config: DmsConfig,
+  logger: Logger = createLogger('dms'),
+  metrics: ServiceMetrics = new ServiceMetrics('dms'),
+): Promise<INestMicroservice> {
   const dataSource = await prepareDatabase({
     url: config.DMS_DATABASE_URL,
     poolSize: config.DMS_DATABASE_POOL_SIZE,
@@ -16,10 +24,12 @@ export async function startDms(config: DmsConfig, logger: Logger = createLogger(
     migrations: dmsMigrations,
     applicationName: 'dms',
   });
+  metrics.watchDatabasePool(dataSource);
   return startMicroservice(DmsModule.forRoot(config, dataSource), {
     natsUrl: config.NATS_URL,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     queue: 'dms',
     logger,
+    metrics,
   });
 }

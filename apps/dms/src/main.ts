@@ -1,18 +1,20 @@
 import 'reflect-metadata';
-import { ConfigError, createLogger } from '@tracking/core';
+import { createLogger } from '@tracking/core';
+import { runService } from '@tracking/observability';
 import { readDmsConfig } from './config.js';
 import { startDms } from './dms.app.js';
+import { dmsReadiness } from './health/dms-readiness.js';
 
 const logger = createLogger('dms');
-try {
-  const app = await startDms(readDmsConfig(), logger);
-  logger.info('dms is listening on NATS');
-  void app;
-} catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`dms: ${error.message}\n`);
-  } else {
-    logger.fatal({ err: error }, 'dms failed to start');
-  }
-  process.exit(1);
-}
+await runService({
+  name: 'dms',
+  logger,
+  ops: { port: 9102, shutdownTimeoutMs: 20000 },
+  readConfig: () => readDmsConfig(),
+  async start(config, metrics) {
+    const app = await startDms(config, logger, metrics);
+    logger.info('dms is listening on NATS');
+    // Draining: NATS routes new requests to the other replicas; the ones already here are answered.
+    return { readiness: dmsReadiness(app), stop: () => app.close() };
+  },
+});

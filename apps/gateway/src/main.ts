@@ -1,18 +1,23 @@
 import 'reflect-metadata';
-import { ConfigError, createLogger } from '@tracking/core';
+import type { AddressInfo } from 'node:net';
+import { createLogger } from '@tracking/core';
+import { runService } from '@tracking/observability';
 import { readGatewayConfig } from './config.js';
 import { startGateway } from './gateway.app.js';
+import { gatewayReadiness } from './health/gateway-readiness.js';
 
 const logger = createLogger('gateway');
-try {
-  const config = readGatewayConfig();
-  await startGateway(config, logger);
-  logger.info({ port: config.PORT }, 'gateway is listening');
-} catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`gateway: ${error.message}\n`);
-  } else {
-    logger.fatal({ err: error }, 'gateway failed to start');
-  }
-  process.exit(1);
-}
+await runService({
+  name: 'gateway',
+  logger,
+  // The Kubernetes grace period is 30 s, of which the preStop hook takes 5.
+  ops: { port: 9100, shutdownTimeoutMs: 20000 },
+  readConfig: () => readGatewayConfig(),
+  async start(config, metrics) {
+    const app = await startGateway(config, logger, metrics);
+    logger.info({ port: (app.getHttpServer().address() as AddressInfo).port }, 'gateway is listening');
+    // Closing the HTTP server stops accepting and waits for the requests in flight; NATS, Redis and
+    // the database close after them.
+    return { readiness: gatewayReadiness(app), stop: () => app.close() };
+  },
+});

@@ -1,18 +1,20 @@
 import 'reflect-metadata';
-import { ConfigError, createLogger } from '@tracking/core';
+import { createLogger } from '@tracking/core';
+import { runService } from '@tracking/observability';
 import { readOmsConfig } from './config.js';
+import { omsReadiness } from './health/oms-readiness.js';
 import { startOms } from './oms.app.js';
 
 const logger = createLogger('oms');
-try {
-  const app = await startOms(readOmsConfig(), logger);
-  logger.info('oms is listening on NATS');
-  void app;
-} catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`oms: ${error.message}\n`);
-  } else {
-    logger.fatal({ err: error }, 'oms failed to start');
-  }
-  process.exit(1);
-}
+await runService({
+  name: 'oms',
+  logger,
+  ops: { port: 9101, shutdownTimeoutMs: 20000 },
+  readConfig: () => readOmsConfig(),
+  async start(config, metrics) {
+    const app = await startOms(config, logger, metrics);
+    logger.info('oms is listening on NATS');
+    // Draining: NATS routes new requests to the other replicas; the ones already here are answered.
+    return { readiness: omsReadiness(app), stop: () => app.close() };
+  },
+});

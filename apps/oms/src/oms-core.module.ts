@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
+import { ServiceMetrics } from '@tracking/observability';
 import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
@@ -9,14 +10,15 @@ import { OMS_CONFIG, OMS_LOGGER } from './tokens.js';
 
 /**
  * What both OMS processes share, the service on NATS and the bulk-job worker: the database, the
- * configuration, the logger, the cursor codec and the DMS client.
+ * configuration, the logger, the metrics, the cursor codec and the DMS client.
  */
 @Module({})
 export class OmsCoreModule {
-  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger): DynamicModule {
+  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger, metrics: ServiceMetrics): DynamicModule {
     const providers = [
       { provide: OMS_CONFIG, useValue: config },
       { provide: OMS_LOGGER, useValue: logger },
+      { provide: ServiceMetrics, useValue: metrics },
       { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
     ];
     return {
@@ -27,7 +29,7 @@ export class OmsCoreModule {
         DmsModule.forRoot(config),
       ],
       providers,
-      exports: [OMS_CONFIG, OMS_LOGGER, CursorCodec],
+      exports: [OMS_CONFIG, OMS_LOGGER, ServiceMetrics, CursorCodec],
     };
   }
 }

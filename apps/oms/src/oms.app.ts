@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { createLogger, type Logger, PinoNestLogger } from '@tracking/core';
 import { prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
+import { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { ItemEntity } from './items/item.entity.js';
@@ -24,24 +25,40 @@ export function prepareOmsDatabase(config: OmsConfig): Promise<DataSource> {
   });
 }
 
-/** Prepares the OMS database and starts the OMS on NATS; used by `main.ts` and by tests. */
-export async function startOms(config: OmsConfig, logger: Logger = createLogger('oms')): Promise<INestMicroservice> {
+/**
+ * Prepares the OMS database and starts the OMS on NATS; used by `main.ts` and by tests. `close()` drains
+ * its subscriptions and answers the messages in flight before it closes anything.
+ */
+export async function startOms(
+  config: OmsConfig,
+  logger: Logger = createLogger('oms'),
+  metrics: ServiceMetrics = new ServiceMetrics('oms'),
+): Promise<INestMicroservice> {
   const dataSource = await prepareOmsDatabase(config);
-  return startMicroservice(OmsModule.forRoot(config, dataSource, logger), {
+  metrics.watchDatabasePool(dataSource);
+  return startMicroservice(OmsModule.forRoot(config, dataSource, logger, metrics), {
     natsUrl: config.NATS_URL,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     queue: 'oms',
     logger,
+    metrics,
   });
 }
 
-/** Prepares the OMS database and starts a bulk-job worker; used by `worker.ts` and by tests. */
-export async function startOmsWorker(config: OmsConfig, logger: Logger = createLogger('worker')): Promise<INestApplicationContext> {
+/**
+ * Prepares the OMS database and starts a bulk-job worker; used by `worker.ts` and by tests. `close()`
+ * stops taking jobs and hands the running ones back to the queue after their current chunk.
+ */
+export async function startOmsWorker(
+  config: OmsConfig,
+  logger: Logger = createLogger('worker'),
+  metrics: ServiceMetrics = new ServiceMetrics('worker'),
+): Promise<INestApplicationContext> {
   const dataSource = await prepareOmsDatabase(config);
-  const app = await NestFactory.createApplicationContext(OmsWorkerModule.forRoot(config, dataSource, logger), {
+  metrics.watchDatabasePool(dataSource);
+  const app = await NestFactory.createApplicationContext(OmsWorkerModule.forRoot(config, dataSource, logger, metrics), {
     logger: new PinoNestLogger(logger),
   });
-  app.enableShutdownHooks();
   await app.init();
   return app;
 }

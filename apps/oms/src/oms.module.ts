@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from '@tracking/core';
+import type { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { AssignmentsModule } from './assignments/assignments.module.js';
@@ -14,11 +15,11 @@ import { ShipmentsModule } from './shipments/shipments.module.js';
 /** The OMS service: every `oms.*` subject. */
 @Module({})
 export class OmsModule {
-  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger): DynamicModule {
+  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger, metrics: ServiceMetrics): DynamicModule {
     return {
       module: OmsModule,
       imports: [
-        OmsCoreModule.forRoot(config, dataSource, logger),
+        OmsCoreModule.forRoot(config, dataSource, logger, metrics),
         ShipmentsModule,
         PointsOfInterestModule,
         SetsModule,
@@ -34,7 +35,7 @@ export class OmsModule {
 /** The bulk-job worker: consumes the operations queue (apps/oms/src/worker.ts). */
 @Module({})
 export class OmsWorkerModule {
-  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger): DynamicModule {
-    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger), OperationWorkerModule] };
+  static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger, metrics: ServiceMetrics): DynamicModule {
+    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger, metrics), OperationWorkerModule] };
   }
 }

@@ -1,17 +1,21 @@
 import 'reflect-metadata';
-import { ConfigError, createLogger } from '@tracking/core';
+import { createLogger } from '@tracking/core';
+import { runService } from '@tracking/observability';
 import { readOmsConfig } from './config.js';
+import { workerReadiness } from './health/oms-readiness.js';
 import { startOmsWorker } from './oms.app.js';
 
 const logger = createLogger('worker');
-try {
-  await startOmsWorker(readOmsConfig(), logger);
-  logger.info('worker is consuming the operations queue');
-} catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`worker: ${error.message}\n`);
-  } else {
-    logger.fatal({ err: error }, 'worker failed to start');
-  }
-  process.exit(1);
-}
+await runService({
+  name: 'worker',
+  logger,
+  // The Kubernetes grace period of workers is 60 s: time for the chunks in progress to end.
+  ops: { port: 9103, shutdownTimeoutMs: 50000 },
+  readConfig: () => readOmsConfig(),
+  async start(config, metrics) {
+    const app = await startOmsWorker(config, logger, metrics);
+    logger.info('worker is consuming the operations queue');
+    // Running operations stop after their current chunk and go back to the queue for another worker.
+    return { readiness: workerReadiness(app), stop: () => app.close() };
+  },
+});

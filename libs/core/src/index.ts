@@ -1,5 +1,6 @@
 export * from './domain-error.js';
 export * from './config.js';
 export * from './logger.js';
+export * from './request-context.js';
 export * from './nest-logger.js';
 export * from './date-time.js';

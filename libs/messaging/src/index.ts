@@ -2,3 +2,4 @@ export * from './prefixed-nats.server.js';
 export * from './rpc-error.filter.js';
 export * from './nats-rpc.client.js';
 export * from './microservice.js';
+export * from './rpc-metrics.js';

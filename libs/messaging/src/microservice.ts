@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { type Logger, PinoNestLogger } from '@tracking/core';
 import { PrefixedNatsServer } from './prefixed-nats.server.js';
 import { RpcErrorFilter } from './rpc-error.filter.js';
+import type { RpcMetrics } from './rpc-metrics.js';
 
 export interface MicroserviceOptions {
   natsUrl: string;
@@ -10,20 +11,25 @@ export interface MicroserviceOptions {
   /** The NATS queue group: replicas of one service share its load. */
   queue: string;
   logger: Logger;
+  /** Where each handled message's duration and outcome go. */
+  metrics?: RpcMetrics;
 }
 
-/** Creates and starts a Nest microservice listening on NATS under the configured subject prefix. */
+/**
+ * Creates and starts a Nest microservice listening on NATS under the configured subject prefix.
+ * Signals are the process's business (`runService` of `@tracking/observability`), not the app's:
+ * `close()` drains the subscriptions and answers what is in flight before it closes anything.
+ */
 export async function startMicroservice(module: unknown, options: MicroserviceOptions): Promise<INestMicroservice> {
   const app = await NestFactory.createMicroservice(module as never, {
-    strategy: new PrefixedNatsServer(options.subjectPrefix, {
-      servers: options.natsUrl.split(','),
-      queue: options.queue,
-      name: options.queue,
-    }),
+    strategy: new PrefixedNatsServer(
+      options.subjectPrefix,
+      { servers: options.natsUrl.split(','), queue: options.queue, name: options.queue },
+      { metrics: options.metrics, logger: options.logger },
+    ),
     logger: new PinoNestLogger(options.logger),
   });
   app.useGlobalFilters(new RpcErrorFilter(options.logger));
-  app.enableShutdownHooks();
   await app.listen();
   return app;
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { headers as natsHeaders, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
-import { DomainError } from '@tracking/core';
+import { currentRequestId, DomainError } from '@tracking/core';
+import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 
 export interface RpcCallOptions {
+  /** Default: the request this code works for (`runInRequestContext`), so nested calls carry it on. */
   requestId?: string;
   timeoutMs?: number;
 }
@@ -12,17 +14,33 @@ export interface RpcCallOptions {
  * Request/reply over NATS in the packet format of Nest's NATS transport, with failures mapped to the
  * public error codes: no responder -> `ServiceUnavailable`, timeout -> `GatewayTimeout`, a reply that
  * is not a well-formed packet -> `BadGateway`; a service's own error passes through unchanged.
+ * Each call's duration and outcome go to `metrics`, when given.
  */
 export class NatsRpcClient {
   constructor(
     private readonly connection: NatsConnection,
     private readonly prefix: string,
     private readonly defaultTimeoutMs: number,
+    private readonly metrics?: RpcMetrics,
   ) {}
 
   async call<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<T> {
+    const started = performance.now();
+    try {
+      const response = await this.request<T>(subject, data, options);
+      this.metrics?.observeRpcClient(subject, RPC_OK, (performance.now() - started) / 1000);
+      return response;
+    } catch (error) {
+      const outcome = error instanceof DomainError ? error.code : ErrorCode.InternalError;
+      this.metrics?.observeRpcClient(subject, outcome, (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  private async request<T>(subject: Subject, data: unknown, options: RpcCallOptions): Promise<T> {
     const headers = natsHeaders();
-    if (options.requestId) headers.set(Headers.requestId, options.requestId);
+    const requestId = options.requestId ?? currentRequestId();
+    if (requestId) headers.set(Headers.requestId, requestId);
     const packet = JSON.stringify({ pattern: subject, data, id: randomUUID() });
     let reply;
     try {

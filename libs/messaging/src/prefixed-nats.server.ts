@@ -1,20 +1,53 @@
 import { ServerNats } from '@nestjs/microservices';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { ERROR_STATUS, ErrorCode, Headers, isErrorCode } from '@tracking/contracts';
+import { type Logger, runInRequestContext } from '@tracking/core';
+import { InFlight } from './in-flight.js';
+import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
+
+/** Where the server reports each message it handles; both optional. */
+export interface NatsServerInstrumentation {
+  metrics?: RpcMetrics;
+  /** A debug line per message (a warning for a 5xx outcome), and the steps of a shutdown. */
+  logger?: Logger;
+}
+
+/** A message being handled, from its arrival to its reply. */
+interface Handling {
+  readonly subject: string;
+  readonly requestId: string | undefined;
+  readonly started: number;
+  /** A publisher was made for its reply: the reply settles it, not the end of `handleMessage`. */
+  replying: boolean;
+  settled: boolean;
+}
+
+/** The outcome of a message no reply is published for (an event, or a request without a reply subject). */
+const NO_REPLY = 'no_reply';
 
 /**
  * Nest's NATS transport with every subscription under a configured subject prefix, so that test
  * runs and environments sharing one NATS server never answer each other. Handlers keep the plain
  * subject of `@tracking/contracts` as their pattern.
+ *
+ * Each message is handled inside a request context holding its `x-request-id` header, so that the
+ * handler's log lines and the NATS requests it makes in turn carry the id; its duration and outcome go
+ * to the metrics. `close()` drains: the broker stops routing messages here, the messages already
+ * routed here are handled and answered, and only then does the connection close.
  */
 export class PrefixedNatsServer extends ServerNats {
   private readonly prefixedSubscriptions: Subscription[] = [];
   private connection: NatsConnection | undefined;
+  private readonly inFlight = new InFlight();
+  private readonly handling = new WeakMap<Msg, Handling>();
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly prefix: string,
     private readonly natsOptions: NatsServerOptions,
+    private readonly instrumentation: NatsServerInstrumentation = {},
   ) {
     super(natsOptions);
   }
@@ -42,11 +75,86 @@ export class PrefixedNatsServer extends ServerNats {
     }
   }
 
-  override async close(): Promise<void> {
-    for (const subscription of this.prefixedSubscriptions.splice(0)) subscription.unsubscribe();
-    // Likewise on the way out: once close() returns, the broker routes no request here any more.
-    if (this.connection && !this.connection.isClosed()) await this.connection.flush();
+  override async handleMessage(channel: string, message: Msg): Promise<void> {
+    const handling: Handling = {
+      subject: channel,
+      requestId: message.headers?.get(Headers.requestId) || undefined,
+      started: performance.now(),
+      replying: false,
+      settled: false,
+    };
+    this.handling.set(message, handling);
+    this.inFlight.begin();
+    this.instrumentation.metrics?.countRpcServerInFlight(channel, 1);
+    try {
+      await runInRequestContext({ requestId: handling.requestId }, () => super.handleMessage(channel, message));
+    } catch (error) {
+      this.settle(handling, ErrorCode.InternalError);
+      throw error;
+    } finally {
+      if (!handling.replying) this.settle(handling, NO_REPLY);
+    }
+  }
+
+  /** Nest publishes the reply after `handleMessage` has returned; the reply is where a message ends. */
+  override getPublisher(message: Msg, id: string, context: Parameters<ServerNats['getPublisher']>[2]): (response: unknown) => unknown {
+    const publish = super.getPublisher(message, id, context);
+    const handling = this.handling.get(message);
+    if (!handling) return publish;
+    handling.replying = true;
+    return (response) => {
+      try {
+        return publish(response);
+      } finally {
+        this.settle(handling, outcomeOf(response));
+      }
+    };
+  }
+
+  override close(): Promise<void> {
+    this.closing ??= this.drainAndClose();
+    return this.closing;
+  }
+
+  private async drainAndClose(): Promise<void> {
+    const connection = this.connection;
+    if (connection && !connection.isClosed()) {
+      // `drain`, not `unsubscribe`: a message the broker routed here before it processed the UNSUB is
+      // still handled, where `unsubscribe` would drop it and leave its caller waiting for a timeout.
+      await Promise.allSettled(this.prefixedSubscriptions.splice(0).map((subscription) => subscription.drain()));
+      this.instrumentation.logger?.info({ inFlight: this.inFlight.size }, 'NATS subscriptions drained; finishing the messages in flight');
+      await this.inFlight.idle();
+      // The replies are on their way once the broker has seen them.
+      if (!connection.isClosed()) await connection.flush();
+    }
     this.connection = undefined;
     await super.close();
   }
+
+  private settle(handling: Handling, outcome: string): void {
+    if (handling.settled) return;
+    handling.settled = true;
+    const seconds = (performance.now() - handling.started) / 1000;
+    this.instrumentation.metrics?.countRpcServerInFlight(handling.subject, -1);
+    this.instrumentation.metrics?.observeRpcServer(handling.subject, outcome, seconds);
+    this.logHandled(handling, outcome, seconds);
+    this.inFlight.end();
+  }
+
+  /** Success and client errors at debug, so that a busy service writes nothing per message at `info`. */
+  private logHandled(handling: Handling, outcome: string, seconds: number): void {
+    const logger = this.instrumentation.logger;
+    if (!logger) return;
+    const line = { subject: handling.subject, outcome, durationMs: Math.round(seconds * 1000), requestId: handling.requestId };
+    if (isErrorCode(outcome) && ERROR_STATUS[outcome] >= 500) logger.warn(line, 'message handled');
+    else logger.debug(line, 'message handled');
+  }
+}
+
+/** `ok`, or the error code of the reply (`InternalError` when it has none). */
+function outcomeOf(response: unknown): string {
+  const err = (response as { err?: unknown } | null)?.err;
+  if (err === undefined || err === null) return RPC_OK;
+  const code = (err as { code?: unknown }).code;
+  return isErrorCode(code) ? code : ErrorCode.InternalError;
 }

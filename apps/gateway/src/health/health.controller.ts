@@ -1,41 +1,69 @@
 import { Controller, Get, HttpCode, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Subjects } from '@tracking/contracts';
 import type { FastifyReply } from 'fastify';
 import type { DataSource } from 'typeorm';
+import { ErrorEnvelopeDto } from '../http/common.dto.js';
+import { SharedRedis } from '../protection/redis/shared-redis.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 
 type Check = 'ok' | 'failing';
 const PROBE_TIMEOUT_MS = 2000;
 
-@ApiExcludeController()
+const CHECK: SchemaObject = { type: 'string', enum: ['ok', 'failing'] };
+const READINESS: SchemaObject = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { ...CHECK, description: 'ok when every check but redis is ok.' },
+    checks: {
+      type: 'object',
+      properties: { database: CHECK, nats: CHECK, oms: CHECK, dms: CHECK, redis: { ...CHECK, description: 'Reported, not required.' } },
+    },
+  },
+};
+
+@ApiTags('Health')
+@ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: 'InvalidParameter: any query parameter (UnknownField).' })
 @Controller('health')
 export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly services: ServiceClient,
+    private readonly redis: SharedRedis,
   ) {}
 
   /** The process is up and its event loop turns. */
   @Get('live')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Liveness: the process is up and its event loop turns' })
+  @ApiOkResponse({ description: 'Alive.', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
-  /** Ready to serve: the identity database, NATS, and at least one replica of each service answer. */
+  /**
+   * Ready to serve: the identity database, NATS, and at least one replica of each service answer.
+   * Redis is reported but not required: without it rate limits fail open and only POSTs with an
+   * Idempotency-Key are refused, and as every replica shares one Redis, taking them all out of the
+   * load balancer would turn that into a full outage.
+   */
   @Get('ready')
+  @ApiOperation({ summary: 'Readiness: the identity database, NATS, the OMS and the DMS answer (Redis is reported)' })
+  @ApiOkResponse({ description: 'Ready to serve.', schema: READINESS })
+  @ApiServiceUnavailableResponse({ description: 'Not ready: a required check is failing.', schema: READINESS })
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: Check; checks: Record<string, Check> }> {
-    const [database, oms, dms] = await Promise.all([
+    const [database, oms, dms, redis] = await Promise.all([
       probe(() => this.dataSource.query('SELECT 1')),
       probe(() => this.services.call(Subjects.oms.ping, {}, undefined, PROBE_TIMEOUT_MS)),
       probe(() => this.services.call(Subjects.dms.ping, {}, undefined, PROBE_TIMEOUT_MS)),
+      probe(() => this.redis.client.ping()),
     ]);
-    const checks = { database, nats: this.services.isConnected() ? 'ok' : 'failing', oms, dms } as const;
-    const status: Check = Object.values(checks).every((check) => check === 'ok') ? 'ok' : 'failing';
+    const required = { database, nats: this.services.isConnected() ? 'ok' : 'failing', oms, dms } as const;
+    const status: Check = Object.values(required).every((check) => check === 'ok') ? 'ok' : 'failing';
     reply.status(status === 'ok' ? 200 : 503);
-    return { status, checks };
+    return { status, checks: { ...required, redis } };
   }
 }
 

@@ -2,6 +2,7 @@ import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Subject } from '@tracking/contracts';
 import { NatsRpcClient } from '@tracking/messaging';
+import { ServiceMetrics } from '@tracking/observability';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
@@ -16,8 +17,9 @@ export class ServiceClient implements OnApplicationShutdown {
   constructor(
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    metrics: ServiceMetrics,
   ) {
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS);
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS, metrics);
   }
 
   call<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<T> {

@@ -13,6 +13,7 @@ import {
   type UnassignDeviceRequest,
 } from '@tracking/contracts';
 import { NatsRpcClient } from '@tracking/messaging';
+import { ServiceMetrics } from '@tracking/observability';
 import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG } from '../tokens.js';
 
@@ -33,9 +34,11 @@ export class DmsClient implements OnApplicationShutdown {
   constructor(
     @Inject(DMS_NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(OMS_CONFIG) config: OmsConfig,
+    metrics: ServiceMetrics,
   ) {
     this.timeoutMs = config.OMS_RPC_TIMEOUT_MS;
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs);
+    // Each call carries the request id of the message or job it is made for (the request context).
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs, metrics);
   }
 
   /** Links a device; the DMS commits only before a deadline well inside our own timeout. */

@@ -54,6 +54,11 @@ export class OperationQueue implements OnApplicationShutdown {
     );
   }
 
+  /** Whether Redis answers now (readiness); fails at once while the connection is down. */
+  async ping(): Promise<void> {
+    await this.connection.ping();
+  }
+
   /** Jobs waiting or running, for metrics and tests. */
   async depth(): Promise<{ waiting: number; active: number; delayed: number; failed: number }> {
     const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');

@@ -1,9 +1,10 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Logger } from '@tracking/core';
+import { type Logger, runInRequestContext } from '@tracking/core';
 import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
+import { OperationMetrics } from './operation-metrics.js';
 import { OPERATIONS_QUEUE, type OperationJob, OperationQueue, queuePrefix } from './operation-queue.js';
 import { OperationRepository } from './operation.repository.js';
 import { OperationRunner } from './operation-runner.js';
@@ -32,6 +33,7 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     private readonly runner: OperationRunner,
     private readonly operations: OperationRepository,
     private readonly queue: OperationQueue,
+    private readonly metrics: OperationMetrics,
     @Inject(OMS_CONFIG) private readonly config: OmsConfig,
     @Inject(OMS_LOGGER) private readonly logger: Logger,
   ) {}
@@ -40,7 +42,10 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     // BullMQ's blocking connection must retry forever rather than fail commands while Redis restarts.
     this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error'));
-    this.worker = new Worker<OperationJob>(OPERATIONS_QUEUE, (job, token) => this.process(job, token), {
+    // Everything a job does, its log lines and its calls to the DMS, carries the id of the request that created it.
+    const processor = (job: Job<OperationJob>, token?: string) =>
+      runInRequestContext({ requestId: job.data.requestId }, () => this.process(job, token));
+    this.worker = new Worker<OperationJob>(OPERATIONS_QUEUE, processor, {
       connection: this.connection,
       prefix: queuePrefix(this.config),
       concurrency: this.config.WORKER_CONCURRENCY,
@@ -57,24 +62,27 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async process(job: Job<OperationJob>, token?: string): Promise<void> {
-    const { operationId, requestId } = job.data;
-    this.logger.info({ operationId, requestId, attempt: job.attemptsMade + 1 }, 'operation started');
+    const { operationId } = job.data;
+    this.logger.info({ operationId, attempt: job.attemptsMade + 1 }, 'operation started');
     if (await this.runner.run(operationId, this.stopping.signal)) {
-      this.logger.info({ operationId, requestId }, 'operation finished');
+      this.metrics.jobEnded('completed');
+      this.logger.info({ operationId }, 'operation finished');
       return;
     }
     // Shutting down: hand the job back (no attempt used up); another worker continues at the next chunk.
     await job.moveToWait(token);
-    this.logger.info({ operationId, requestId }, 'operation handed back to the queue');
+    this.metrics.jobEnded('handed_back');
+    this.logger.info({ operationId }, 'operation handed back to the queue');
     throw new WaitingError();
   }
 
   /** After the last attempt the operation ends as Failed, with what it processed. */
   private async onFailed(job: Job<OperationJob> | undefined, error: Error): Promise<void> {
     if (!job) return;
-    const { operationId } = job.data;
+    this.metrics.jobEnded('failed');
+    const { operationId, requestId } = job.data;
     const final = job.attemptsMade >= (job.opts.attempts ?? 1);
-    this.logger.error({ err: error, operationId, attempt: job.attemptsMade, final }, 'operation attempt failed');
+    this.logger.error({ err: error, operationId, requestId, attempt: job.attemptsMade, final }, 'operation attempt failed');
     if (!final) return;
     try {
       await this.runner.abandon(operationId);

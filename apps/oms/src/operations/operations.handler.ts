@@ -11,6 +11,7 @@ import {
   Subjects,
   type Versioned,
 } from '@tracking/contracts';
+import { currentRequestId } from '@tracking/core';
 import { OperationsService } from './operations.service.js';
 
 @Controller()
@@ -19,7 +20,8 @@ export class OperationsHandler {
 
   @MessagePattern(Subjects.oms.operations.create)
   create(@Payload() request: CreateOperationRequest): Promise<Versioned<Operation>> {
-    return this.operations.create(request);
+    // The request id came in the message's header; the job takes it on to the worker's log lines.
+    return this.operations.create(request, currentRequestId());
   }
 
   @MessagePattern(Subjects.oms.operations.list)

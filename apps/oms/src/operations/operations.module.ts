@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
+import { OperationMetrics } from './operation-metrics.js';
 import { OperationQueue } from './operation-queue.js';
 import { OperationRepository } from './operation.repository.js';
 import { OperationsHandler } from './operations.handler.js';
@@ -19,6 +20,6 @@ export class OperationsModule {}
 /** The worker side: the queue consumer and the runner (apps/oms/src/worker.ts). */
 @Module({
   imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
-  providers: [OperationRepository, OperationQueue, OperationRunner, OperationWorker],
+  providers: [OperationRepository, OperationQueue, OperationRunner, OperationMetrics, OperationWorker],
 })
 export class OperationWorkerModule {}

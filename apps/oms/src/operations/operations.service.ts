@@ -34,7 +34,7 @@ export class OperationsService {
     @Inject(OMS_LOGGER) private readonly logger: Logger,
   ) {}
 
-  async create(request: CreateOperationRequest): Promise<Versioned<Operation>> {
+  async create(request: CreateOperationRequest, requestId?: string): Promise<Versioned<Operation>> {
     const entries: [string | null, string][] =
       request.type === OperationType.BulkSetAssignment ? request.assignments : request.deviceIds.map((id) => [null, id]);
     const now = new Date();
@@ -49,7 +49,7 @@ export class OperationsService {
       succeeded: 0,
       failed: 0,
       settled: false,
-      requestId: null,
+      requestId: requestId ?? null,
       version: 1,
       createdAt: now,
       updatedAt: now,
@@ -58,7 +58,7 @@ export class OperationsService {
     };
     await this.operations.insert(operation, entries);
     try {
-      await this.queue.enqueue([operation.id]);
+      await this.queue.enqueue([operation.id], requestId);
     } catch (error) {
       // Recorded is enough: the workers' reconciliation finds it in PostgreSQL and enqueues it.
       this.logger.warn({ err: error, operationId: operation.id }, 'could not enqueue the operation; reconciliation will');
