@@ -21,8 +21,8 @@ describe('the stack end to end', () => {
     expect(listed.body.items.map((s: { id: string }) => s.id)).toEqual([created.body.id]);
   });
 
-  it('is ready when the database, NATS and both services answer', async () => {
+  it('is ready when the database, NATS and both services answer, and reports Redis', async () => {
     const ready = await stack.request('GET', '/health/ready');
-    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'ok', nats: 'ok', oms: 'ok', dms: 'ok' } });
+    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'ok', nats: 'ok', oms: 'ok', dms: 'ok', redis: 'ok' } });
   });
 });

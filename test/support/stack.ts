@@ -38,6 +38,8 @@ export interface RequestOptions {
   body?: unknown;
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /** Another gateway of the stack (`startGatewayReplica`); default the stack's own. */
+  baseUrl?: string;
 }
 
 const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent');
@@ -53,6 +55,7 @@ export class TestStack {
   readonly workers: INestApplicationContext[] = [];
   gateway!: NestFastifyApplication;
   baseUrl = '';
+  readonly gatewayReplicas: NestFastifyApplication[] = [];
 
   private constructor(
     readonly name: string,
@@ -80,6 +83,11 @@ export class TestStack {
       DMS_DATABASE_POOL_SIZE: '2',
       PORT: '0',
       HOST: '127.0.0.1',
+      // Suites send far faster than clients would; the rate limit suites set their own limits.
+      RATE_LIMIT_APPLICATION: '100000/1s',
+      RATE_LIMIT_ADDRESS: '100000/1s',
+      RATE_LIMIT_TOKEN_TENANT: '100000/1s',
+      RATE_LIMIT_TOKEN_ADDRESS: '100000/1s',
       ...options.env,
     };
     const stack = new TestStack(name, env);
@@ -130,9 +138,14 @@ export class TestStack {
 
   private async startGatewayApp(): Promise<void> {
     this.gateway = await startGateway(this.gatewayConfig, logger);
-    const address = this.gateway.getHttpServer().address();
-    if (address === null || typeof address === 'string') throw new Error('gateway has no TCP address');
-    this.baseUrl = `http://127.0.0.1:${address.port}`;
+    this.baseUrl = baseUrlOf(this.gateway);
+  }
+
+  /** One more gateway on the stack's databases, NATS and Redis prefixes (and `env` over them); its base URL. */
+  async startGatewayReplica(env: Record<string, string> = {}): Promise<string> {
+    const replica = await startGateway(readGatewayConfig({ ...this.env, ...env }), logger);
+    this.gatewayReplicas.push(replica);
+    return baseUrlOf(replica);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as HttpResult
@@ -145,7 +158,7 @@ export class TestStack {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(this.baseUrl + path, { method, headers, body });
+    const response = await fetch((options.baseUrl ?? this.baseUrl) + path, { method, headers, body });
     const text = await response.text();
     let parsed: unknown = undefined;
     if (text) {
@@ -159,6 +172,7 @@ export class TestStack {
   }
 
   async stop(): Promise<void> {
+    await Promise.all(this.gatewayReplicas.splice(0).map((replica) => replica.close()));
     await this.gateway?.close();
     await this.stopWorkers();
     await this.stopOmsReplicas();
@@ -167,4 +181,10 @@ export class TestStack {
     await dropDatabases(`${this.name}_`);
     await deleteRedisKeys(`test:${this.name}:`);
   }
+}
+
+function baseUrlOf(gateway: NestFastifyApplication): string {
+  const address = gateway.getHttpServer().address();
+  if (address === null || typeof address === 'string') throw new Error('gateway has no TCP address');
+  return `http://127.0.0.1:${address.port}`;
 }

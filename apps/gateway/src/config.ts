@@ -1,4 +1,5 @@
 import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
 
 export const gatewayConfigSchema = {
   PORT: env.int({ default: 3000, min: 0, max: 65535 }),
@@ -16,6 +17,22 @@ export const gatewayConfigSchema = {
   JWT_AUDIENCE: env.string({ default: 'tracking-api' }),
   /** How long a disabled application's tokens or a changed role may still be honoured. */
   IDENTITY_CACHE_TTL_MS: env.int({ default: 30000, min: 0, max: 60000 }),
+  /** Redis holds the rate limit buckets and idempotency keys that every replica shares. */
+  REDIS_URL: env.url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  REDIS_KEY_PREFIX: env.keyPrefix({ default: 'tracking:' }),
+  /** A Redis command slower than this counts as failed: rate limiting lets the request through. */
+  REDIS_COMMAND_TIMEOUT_MS: env.int({ default: 250, min: 10, max: 10000 }),
+  /** Per application (the token's `sub`), on every request with a valid token. */
+  RATE_LIMIT_APPLICATION: rateLimitSetting({ default: '100/1s burst 200' }),
+  /** Per client address, on requests without a valid token (401s, JWKS, unknown routes). */
+  RATE_LIMIT_ADDRESS: rateLimitSetting({ default: '20/1s burst 50' }),
+  /** POST /v1/applications/token, per tenant of the body and per client address; both must pass. */
+  RATE_LIMIT_TOKEN_TENANT: rateLimitSetting({ default: '30/1m burst 30' }),
+  RATE_LIMIT_TOKEN_ADDRESS: rateLimitSetting({ default: '10/1m burst 20' }),
+  /** JSON: tenant id -> `{"application": "...", "tokenTenant": "..."}` replacing those two limits. */
+  RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
+  /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
+  TRUST_PROXY: trustProxySetting(),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;

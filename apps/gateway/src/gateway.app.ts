@@ -2,41 +2,45 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { NestFactory } from '@nestjs/core';
 import { createLogger, type Logger, PinoNestLogger } from '@tracking/core';
-import { prepareDatabase } from '@tracking/database';
+import { ServiceMetrics } from '@tracking/observability';
 import type { GatewayConfig } from './config.js';
+import { prepareGatewayDatabase } from './gateway-database.js';
 import { GatewayModule } from './gateway.module.js';
+import { ConnectionDrain } from './health/connection-drain.js';
+import { registerHttpMetrics } from './health/http-metrics.js';
 import { HttpErrorFilter } from './http/error.filter.js';
 import { configureFastify, fastifyOptions } from './http/fastify-setup.js';
+import { QueryParametersInterceptor } from './http/query-parameters.interceptor.js';
 import { createValidationPipe } from './http/validation.js';
-import { IDENTITY_ENTITIES } from './identity/identity.module.js';
-import { gatewayMigrations } from './migrations/index.js';
+import { setupOpenApi } from './openapi/openapi.setup.js';
+import { ProtectionMetrics } from './protection/protection.metrics.js';
+import { RateLimitHooks } from './protection/rate-limit/rate-limit.hooks.js';
 
-/** The gateway's database: identity and signing keys, migrated. Shared by the server and the admin CLI. */
-export function prepareGatewayDatabase(config: GatewayConfig) {
-  return prepareDatabase({
-    url: config.GATEWAY_DATABASE_URL,
-    poolSize: config.GATEWAY_DATABASE_POOL_SIZE,
-    entities: IDENTITY_ENTITIES,
-    migrations: gatewayMigrations,
-    applicationName: 'gateway',
-  });
-}
-
-/** Builds the gateway and starts listening on `PORT`; used by `main.ts` and by tests. */
+/**
+ * Builds the gateway and starts listening on `PORT`; used by `main.ts` and by tests. Its metrics go to
+ * `metrics`; `close()` stops accepting, finishes the requests in flight, then closes its connections.
+ */
 export async function startGateway(
   config: GatewayConfig,
   logger: Logger = createLogger('gateway'),
+  metrics: ServiceMetrics = new ServiceMetrics('gateway'),
 ): Promise<NestFastifyApplication> {
   const dataSource = await prepareGatewayDatabase(config);
+  metrics.watchDatabasePool(dataSource);
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(config, dataSource, logger),
-    new FastifyAdapter(fastifyOptions()),
+    GatewayModule.forRoot(config, dataSource, logger, metrics),
+    new FastifyAdapter({ ...fastifyOptions(), trustProxy: config.TRUST_PROXY }),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   configureFastify(app.getHttpAdapter().getInstance());
+  registerHttpMetrics(app.getHttpAdapter().getInstance(), metrics, logger);
+  app.get(ConnectionDrain).register(app.getHttpAdapter().getInstance());
+  metrics.include(app.get(ProtectionMetrics).registry);
+  app.get(RateLimitHooks).register(app.getHttpAdapter().getInstance());
   app.useGlobalFilters(new HttpErrorFilter(logger));
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
+  app.useGlobalInterceptors(new QueryParametersInterceptor());
+  await setupOpenApi(app);
   await app.listen({ port: config.PORT, host: config.HOST });
   return app;
 }

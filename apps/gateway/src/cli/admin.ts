@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError } from '@tracking/core';
 import { SigningKeysService } from '../auth/signing-keys.service.js';
 import { readGatewayConfig } from '../config.js';
-import { prepareGatewayDatabase } from '../gateway.app.js';
+import { prepareGatewayDatabase } from '../gateway-database.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { AdminModule } from './admin.module.js';
 import { ProvisioningError, runAdminCommand, USAGE, UsageError } from './admin-commands.js';

@@ -7,14 +7,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */
 export function sendError(reply: FastifyReply, error: DomainError): FastifyReply {
   const status = ERROR_STATUS[error.code];
+  if (status === 503) reply.header('Retry-After', '1');
+  return reply.status(status).send(errorEnvelope(error));
+}
+
+/** The body `sendError` sends for `error`; an error without an `id` gets a new one. */
+export function errorEnvelope(error: DomainError): { error: ErrorBody | Pick<ErrorBody, 'code' | 'message'> } {
   if (error.code === ErrorCode.Unauthorized) {
     // The specification's 401: code and message only, no id, no details.
-    return reply.status(status).send({ error: { code: error.code, message: error.message } });
+    return { error: { code: error.code, message: error.message } };
   }
   const body: ErrorBody = { id: error.id ?? randomUUID(), code: error.code, message: error.message };
-  if (error.details !== undefined && status < 500) body.details = error.details;
-  if (status === 503) reply.header('Retry-After', '1');
-  return reply.status(status).send({ error: body });
+  if (error.details !== undefined && ERROR_STATUS[error.code] < 500) body.details = error.details;
+  return { error: body };
 }
 
 /** Maps Fastify's own errors (body parsing, limits) to domain errors; anything unknown to `undefined`. */
