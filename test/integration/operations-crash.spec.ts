@@ -3,6 +3,7 @@ import pg from 'pg';
 import { type Operation, OperationStatus } from '@tracking/contracts';
 import { operationPath, seedDevices, seedShipmentsWithSets, waitForOperation } from '../factories/bulk.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { holdRow as holdRowLock, type HeldLock, lockWaiters, waitUntil } from '../support/ops-endpoints.js';
 import { killServices, spawnService } from '../support/processes.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 
@@ -31,7 +32,7 @@ const STACK_ENV = {
 };
 
 let stack: TestStack | undefined;
-const heldRows: { release(): Promise<void> }[] = [];
+const heldRows: HeldLock[] = [];
 afterEach(async () => {
   await Promise.all(heldRows.splice(0).map((held) => held.release()));
   await killServices();
@@ -218,44 +219,14 @@ async function query<T>(url: string, sql: string, params: unknown[]): Promise<T[
   }
 }
 
-/** Takes a row lock in its own transaction until `release`. */
-async function holdRow(url: string, sql: string, params: unknown[]): Promise<{ release(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: url, application_name: 'crash-test-lock' });
-  // A failed test's stack drops the database under this connection; that is not a further failure.
-  client.on('error', () => undefined);
-  await client.connect();
-  await client.query('BEGIN');
-  const { rowCount } = await client.query(sql, params);
-  if (rowCount !== 1) throw new Error(`nothing to lock: ${sql}`);
-  let released = false;
-  const held = {
-    async release() {
-      if (released) return;
-      released = true;
-      await client.query('ROLLBACK').catch(() => undefined);
-      await client.end().catch(() => undefined);
-    },
-  };
+/** Takes a row lock in its own transaction until `release` (or the end of the test). */
+async function holdRow(url: string, sql: string, params: unknown[]): Promise<HeldLock> {
+  const held = await holdRowLock(url, sql, params);
   heldRows.push(held);
   return held;
 }
 
 /** Whether a session of the service (`oms` or `dms`, by its application name) waits for a row lock in that database. */
 async function blockedOn(url: string, service: 'oms' | 'dms'): Promise<boolean> {
-  const rows = await query<{ waiting: string }>(
-    url,
-    `SELECT count(*) AS waiting FROM pg_stat_activity
-      WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'`,
-    [service],
-  );
-  return Number(rows[0]!.waiting) > 0;
-}
-
-/** Polls `condition` until it holds; fails after `timeoutMs` naming what it waited for. */
-async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 30000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return (await lockWaiters(url, service)) > 0;
 }

@@ -12,7 +12,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Reader<T> = (name: string, raw: string | undefined) => T;
+export type Reader<T> = (name: string, raw: string | undefined) => T;
 
 function requireLength(name: string, value: string | undefined, minLength: number): string {
   if (value === undefined) throw new ConfigError(name, 'is required');

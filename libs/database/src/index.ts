@@ -4,3 +4,4 @@ export * from './data-source.js';
 export * from './versioned-record.js';
 export * from './versioning.js';
 export * from './pg-errors.js';
+export * from './migrate-command.js';
