@@ -1,0 +1,50 @@
+// Settings of `npm run bench` and `npm run bench:bulk`, read once from the environment. Defaults are the
+// figures of issue 8; smaller values make a quick run (BENCH_DURATION=3 BENCH_SHIPMENTS=5000 ...).
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const benchDir = join(root, 'bench');
+export const resultsDir = join(benchDir, 'results');
+
+function int(name, fallback, min = 1) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return Number(raw);
+}
+
+function text(name, fallback) {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+export function readBenchConfig() {
+  return Object.freeze({
+    /** Seconds of each measured run, and of the unmeasured warm-up run before them. */
+    duration: int('BENCH_DURATION', 10),
+    warmup: int('BENCH_WARMUP', 3, 0),
+    connections: int('BENCH_CONNECTIONS', 50),
+    /** Measured runs per scenario; the table shows the median of each figure. */
+    runs: int('BENCH_RUNS', 3),
+    shipments: int('BENCH_SHIPMENTS', 100000),
+    devices: int('BENCH_DEVICES', 10000),
+    /**
+     * Requests in flight while seeding through the API. Inserts into one account are serialized by its
+     * insert-order lock (README, Paging), so more in flight only queues longer.
+     */
+    seedConcurrency: int('BENCH_SEED_CONCURRENCY', 16),
+    /** How long a freshly started service sits idle before its resident memory is read. */
+    idleMs: int('BENCH_IDLE_MS', 3000, 0),
+    /** Only these scenarios (comma-separated names, see the table); empty runs every one. */
+    only: text('BENCH_ONLY', '').split(',').filter(Boolean),
+    /** Keep the databases of the previous run when they hold the same data (state in bench/results/state.json). */
+    reuse: process.env.BENCH_REUSE === '1',
+    logLevel: text('BENCH_LOG_LEVEL', 'info'),
+    pgUrl: text('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432'),
+    natsUrl: text('BENCH_NATS_URL', 'nats://127.0.0.1:4222'),
+    redisUrl: text('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
+    /** Prefix of every database, NATS subject and Redis key of the benchmark; never tracking_* or trk_*. */
+    prefix: 'bench',
+  });
+}

@@ -1,0 +1,78 @@
+// CPU time used by the processes under test and by their PostgreSQL backends, from /proc. Divided by
+// the requests served, it gives CPU milliseconds per request: a figure that other load on a shared
+// machine disturbs far less than requests per second or latency.
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+
+// Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel configuration.
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU time of a process in ms, or 0 when it has exited. */
+export function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after "(comm)": state is field 3, utime field 14, stime field 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+export class CpuMeter {
+  /**
+   * @param pgUrl the maintenance connection (its own backend is in database `postgres`, not counted)
+   * @param processes () => { name: pid } of the processes to count
+   * @param databases the databases whose backends count as `postgres`
+   */
+  constructor(pgUrl, processes, databases) {
+    this.processes = processes;
+    this.databases = databases;
+    this.client = new pg.Client({ connectionString: pgUrl });
+    this.connected = this.client.connect();
+  }
+
+  /** CPU ms so far of each process, and of each PostgreSQL backend by pid. */
+  async sample() {
+    await this.connected;
+    const processes = {};
+    for (const [name, pid] of Object.entries(this.processes())) processes[name] = processCpuMs(pid);
+    const { rows } = await this.client.query('SELECT pid FROM pg_stat_activity WHERE datname = ANY($1)', [this.databases]);
+    const backends = Object.fromEntries(rows.map(({ pid }) => [pid, processCpuMs(pid)]));
+    return { processes, backends };
+  }
+
+  /**
+   * CPU ms per request of each process and of PostgreSQL between two samples. A backend that started in
+   * between counts whole; one that ended in between is lost (pools keep theirs open, so this is rare).
+   */
+  static perRequest(before, after, requests) {
+    const round = (value) => Math.round(value * 100) / 100;
+    const used = {};
+    for (const [name, ms] of Object.entries(after.processes)) used[name] = ms - (before.processes[name] ?? 0);
+    used.postgres = Object.entries(after.backends).reduce((sum, [pid, ms]) => sum + ms - (before.backends[pid] ?? 0), 0);
+    used.total = Object.values(used).reduce((sum, ms) => sum + ms, 0);
+    return Object.fromEntries(Object.entries(used).map(([name, ms]) => [name, requests > 0 ? round(ms / requests) : null]));
+  }
+
+  /**
+   * Waits until the processes use less than `threshold` of one core together, measured over 1 s: work
+   * queued by one scenario (scrypt hashes of token requests, say) must not run into the next one.
+   * Returns the ms waited; gives up after `maxMs`.
+   */
+  async waitUntilIdle(threshold = 0.1, maxMs = 60000) {
+    const started = performance.now();
+    while (performance.now() - started < maxMs) {
+      const before = await this.sample();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const after = await this.sample();
+      const busy = Object.keys(after.processes).reduce((sum, name) => sum + after.processes[name] - (before.processes[name] ?? 0), 0);
+      if (busy < threshold * 1000) break;
+    }
+    return Math.round(performance.now() - started);
+  }
+
+  close() {
+    return this.client.end();
+  }
+}

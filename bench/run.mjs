@@ -1,0 +1,181 @@
+#!/usr/bin/env node
+// `npm run bench`: seeds the benchmark data through the real stack, measures start-up and idle memory,
+// drives the gateway with autocannon in every scenario of issue 8 (median of BENCH_RUNS runs) and runs
+// the list-shipments reference on the same rows in the same run. Prints tables and writes
+// bench/results/latest.json. See BENCHMARKS.md for the method and bench/lib/config.mjs for the settings.
+import { join } from 'node:path';
+import { readBenchConfig, resultsDir } from './lib/config.mjs';
+import { CpuMeter } from './lib/cpu.mjs';
+import { issueToken } from './lib/http.mjs';
+import { measure } from './lib/load.mjs';
+import { ensureReferenceDependencies, prepareReferenceData, startReference } from './lib/reference.mjs';
+import { machine, print, table, writeResults } from './lib/report.mjs';
+import * as scenarios from './lib/scenarios.mjs';
+import { startWithData } from './lib/seed.mjs';
+import { BenchStack, databaseNames, databaseUrl, memoryOf, sleep } from './lib/stack.mjs';
+
+const config = readBenchConfig();
+const results = { startedAt: new Date().toISOString(), machine: machine(), config: { ...config }, scenarios: {} };
+const stack = await new BenchStack(config).prepare();
+let reference;
+const meters = [];
+
+async function main() {
+  print(`Benchmark on ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${process.version}, load average ${results.machine.loadAverageAtStart.join(' ')}`);
+  print(`${config.shipments} shipments, ${config.devices} devices; runs of ${config.duration} s × ${config.runs} (+${config.warmup} s warm-up), ${config.connections} connections\n`);
+
+  const data = await startWithData(stack, config, results);
+
+  print('\nRestarting the stack on the seeded databases to measure start-up and idle memory...');
+  await stack.stop();
+  results.startup = await stack.start('bench');
+  await sleep(config.idleMs);
+  results.idleMemory = stack.memory();
+  data.token = await issueToken(stack.base, data.credentials);
+
+  print('Preparing the reference on a copy of the same rows...');
+  results.reference = { dependencies: ensureReferenceDependencies() };
+  results.reference.rows = await prepareReferenceData(config, data.readAccountId);
+  reference = await startReference(config, results.reference.rows);
+  results.reference.startMs = reference.startMs;
+  await sleep(config.idleMs);
+  results.reference.idleMemory = memoryOf(reference.child.pid);
+
+  const names = databaseNames(config);
+  const maintenance = databaseUrl(config, 'postgres');
+  const stackCpu = new CpuMeter(maintenance, () => stack.pids(), [names.gateway, names.oms, names.dms]);
+  const ours = meter(stackCpu);
+  const theirs = meter(new CpuMeter(maintenance, () => ({ reference: reference.child.pid }), [names.reference]));
+  const plan = [
+    ['list', [ours(scenarios.listShipments(data)), theirs(scenarios.referenceListShipments(data, reference))]],
+    ['deep', [ours(scenarios.listShipmentsDeep(data)), theirs(scenarios.referenceListShipmentsDeep(data, reference))]],
+    ['get', [ours(scenarios.getShipment(data))]],
+    ['devices', [ours(scenarios.listDevices(data))]],
+    // Writes last, and in the write account, so that the read scenarios and the reference see the seeded rows only.
+    ['create', [ours(scenarios.createShipment(data))]],
+    ['assign', [ours(scenarios.assignDevice(data))]],
+    // Last: each token costs a scrypt hash, and the hashes still queued when a run ends would slow the next scenario.
+    ['token', [ours(scenarios.tokenIssuance(data))]],
+  ].filter(([key]) => config.only.length === 0 || config.only.includes(key));
+  // V8 optimizes the hot paths only after thousands of calls; a short warm-up per scenario leaves the first
+  // one measuring a half-warm stack. So every read path runs for a while before anything is measured.
+  print(`\nWarming up the stack (${4 * config.warmup} s)...`);
+  for (const build of [scenarios.listShipments, scenarios.listShipmentsDeep, scenarios.getShipment, scenarios.listDevices]) {
+    await measure([build(data)], { ...config, warmup: 0, runs: 1, duration: Math.max(1, config.warmup) }, () => {});
+  }
+  for (const [key, group] of plan) {
+    const settledMs = await stackCpu.waitUntilIdle();
+    print(`\n${group.map((scenario) => scenario.name).join(' / ')}${settledMs > 2500 ? ` (after waiting ${settledMs} ms for the stack to idle)` : ''}`);
+    const measured = await measure(group, config);
+    stack.assertAlive();
+    const memory = stack.memory();
+    group.forEach((scenario, index) => (results.scenarios[scenario.name] = { key, ...measured[index], stackMemoryAfter: memory }));
+  }
+  results.memoryAfterLoad = stack.memory();
+  results.reference.memoryAfterLoad = memoryOf(reference.child.pid);
+  results.ratios = ratios(results.scenarios);
+  results.finishedAt = new Date().toISOString();
+  printSummary();
+  print(`\nAll figures: ${writeResults('latest.json', results)}`);
+}
+
+/** Returns a function that attaches the CPU meter to a scenario; the meter is closed at the end. */
+function meter(cpuMeter) {
+  meters.push(cpuMeter);
+  return (scenario) => ({ ...scenario, cpu: cpuMeter });
+}
+
+function ratios(measured) {
+  const pair = (ours, theirs) => {
+    const a = measured[ours]?.median;
+    const b = measured[theirs]?.median;
+    if (!a || !b) return undefined;
+    return {
+      throughput: Math.round((a.rps / b.rps) * 100) / 100,
+      p99: Math.round((a.p99 / b.p99) * 100) / 100,
+      goal: 'throughput >= 0.6, p99 <= 2',
+      // Less disturbed by other load on the machine than the two above.
+      cpuPerRequest: a.cpuMsPerRequest && b.cpuMsPerRequest ? Math.round((a.cpuMsPerRequest.total / b.cpuMsPerRequest.total) * 10) / 10 : undefined,
+    };
+  };
+  return {
+    firstPage: pair('list shipments (first page)', 'reference: list shipments (first page)'),
+    deepPages: pair('list shipments (deep pages)', 'reference: list shipments (deep pages)'),
+  };
+}
+
+function printSummary() {
+  print(`\n=== Results: median of ${config.runs} runs of ${config.duration} s, ${config.connections} connections ===\n`);
+  const rows = Object.entries(results.scenarios).map(([name, { median, runs }]) => [
+    name,
+    median.rps,
+    median.p50,
+    median.p99,
+    median.non2xx + median.errors === 0 ? 'ok' : `${median.non2xx} non-2xx, ${median.errors} errors`,
+    runs.map((run) => run.rps).join(' / '),
+    median.cpuMsPerRequest?.total,
+    cpuParts(median.cpuMsPerRequest),
+  ]);
+  print(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'req/s per run', 'CPU ms/req', 'of which'], rows));
+  const loads = Object.values(results.scenarios).flatMap(({ runs }) => runs.map((run) => run.loadAverage));
+  print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes and their PostgreSQL backends, not the load generator)`);
+
+  for (const [label, ratio] of Object.entries(results.ratios)) {
+    if (ratio) {
+      print(
+        `\nList shipments, ${label === 'firstPage' ? 'first page' : 'deep pages'}: ${ratio.throughput} × the reference's throughput, ` +
+          `p99 ${ratio.p99} × the reference's (goal: >= 0.6 and <= 2); ${ratio.cpuPerRequest} × its CPU per request`,
+      );
+    }
+  }
+
+  print('\nStart-up (spawn to ready, services started one after another) and resident memory (MiB):\n');
+  const memoryRows = Object.entries(results.startup).map(([name, startup]) => [
+    name,
+    results.coldStartup?.[name]?.readyMs,
+    startup.readyMs,
+    startup.via,
+    results.idleMemory[name].rssMiB,
+    results.memoryAfterLoad?.[name]?.rssMiB,
+    results.memoryAfterLoad?.[name]?.peakMiB,
+  ]);
+  memoryRows.push([
+    'reference',
+    '',
+    results.reference.startMs,
+    'first stdout line',
+    results.reference.idleMemory.rssMiB,
+    results.reference.memoryAfterLoad?.rssMiB,
+    results.reference.memoryAfterLoad?.peakMiB,
+  ]);
+  print(table(['service', 'first start ms', 'start ms', 'ready when', 'idle RSS', 'RSS after load', 'peak RSS'], memoryRows));
+  if (results.startup.gateway?.listeningMs !== undefined) {
+    print(`(the gateway listened after ${results.startup.gateway.listeningMs} ms; "first start" migrates empty databases)`);
+  }
+  if (results.seeding && !results.seeding.reused) {
+    const { shipments, devices } = results.seeding;
+    print(`\nSeeding: ${shipments.count} shipments in ${shipments.seconds} s (${shipments.perSecond}/s), ${devices.count} devices in ${devices.seconds} s (${devices.perSecond}/s), ${results.seeding.concurrency} requests in flight`);
+  }
+}
+
+function cpuParts(cpu) {
+  if (!cpu) return '';
+  const short = { gateway: 'gw', reference: 'ref', postgres: 'pg' };
+  return Object.entries(cpu)
+    .filter(([part]) => part !== 'total')
+    .map(([part, ms]) => `${short[part] ?? part} ${ms}`)
+    .join(', ');
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`\nbench failed: ${error.stack ?? error}\n(service logs in ${join(resultsDir, 'logs')})\n`);
+  exitCode = 1;
+} finally {
+  await reference?.stop();
+  await Promise.all(meters.map((cpuMeter) => cpuMeter.close().catch(() => {})));
+  await stack.close();
+}
+process.exit(exitCode);
