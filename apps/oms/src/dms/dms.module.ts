@@ -13,7 +13,7 @@ export class DmsModule {
       providers: [
         {
           provide: DMS_NATS_CONNECTION,
-          useFactory: () => connect({ servers: config.NATS_URL.split(','), name: 'oms-dms-client', maxReconnectAttempts: -1 }),
+          useFactory: () => connect({ servers: config.NATS_URL.split(','), name: 'oms-dms-client', maxReconnectAttempts: -1, noAsyncTraces: true }),
         },
         DmsClient,
       ],
