@@ -1,9 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { AccountScope, PageRequest, ShipmentFilters } from '@tracking/contracts';
-import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
+import type { AccountScope, PageMetadata, PageRequest, Shipment, ShipmentFilters } from '@tracking/contracts';
+import { CursorCodec, cursorBinding, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
+
+/** An RFC 3339 UTC date-time with milliseconds, as `Date.toISOString()` writes it; null stays null. */
+const dateTime = (column: string, field: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${field}"`;
+
+/** The columns of a shipment as the API's fields, in the order of `toShipment`. */
+const SHIPMENT_COLUMNS = [
+  'seq',
+  'id',
+  'name',
+  'reference',
+  'status',
+  'mode',
+  'carrier',
+  'origin_id AS "originId"',
+  'destination_id AS "destinationId"',
+  dateTime('planned_departure_at', 'plannedDepartureAt'),
+  dateTime('planned_arrival_at', 'plannedArrivalAt'),
+  dateTime('departed_at', 'departedAt'),
+  dateTime('delivered_at', 'deliveredAt'),
+  dateTime('completed_at', 'completedAt'),
+  dateTime('cancelled_at', 'cancelledAt'),
+  'tags',
+  'metadata',
+  dateTime('created_at', 'createdAt'),
+  dateTime('updated_at', 'updatedAt'),
+].join(', ');
 
 @Injectable()
 export class ShipmentRepository {
@@ -24,28 +51,45 @@ export class ShipmentRepository {
     });
   }
 
-  findPage(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<KeysetPage<ShipmentEntity>> {
-    const query = this.shipments
-      .createQueryBuilder('s')
-      .where('s.account_id = :accountId', { accountId: scope.accountId })
-      .andWhere('s.tenant_id = :tenantId', { tenantId: scope.tenantId });
-    if (filters.status !== undefined) query.andWhere('s.status = ANY(:statuses)', { statuses: filters.status });
-    if (filters.reference !== undefined) query.andWhere('s.reference = :reference', { reference: filters.reference });
-    // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
-    if (filters.tag !== undefined) query.andWhere('s.tags @> ARRAY[:tag]::text[]', { tag: filters.tag });
-    return keysetPage(query, {
-      seqColumn: 's.seq',
-      seqProperty: 'seq',
-      page,
-      codec: this.cursors,
-      // A status list is one filter whatever its order, so its cursor binds the sorted list.
-      binding: cursorBinding('shipments', {
-        accountId: scope.accountId,
-        status: filters.status && [...filters.status].sort().join(','),
-        reference: filters.reference,
-        tag: filters.tag,
-      }),
+  /**
+   * One page of the account's shipments as the API shows them. The hottest read of the API, so it skips
+   * TypeORM: one hand-written keyset query whose rows are already the response's fields, timestamps
+   * formatted by PostgreSQL (as `toShipment` formats them: UTC with milliseconds), no entity, no `Date`.
+   */
+  async findPage(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<KeysetPage<Shipment>> {
+    // A status list is one filter whatever its order, so its cursor binds the sorted list.
+    const binding = cursorBinding('shipments', {
+      accountId: scope.accountId,
+      status: filters.status && [...filters.status].sort().join(','),
+      reference: filters.reference,
+      tag: filters.tag,
     });
+    const params: unknown[] = [scope.accountId, scope.tenantId];
+    const where = ['account_id = $1', 'tenant_id = $2'];
+    const add = (condition: (placeholder: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(condition(`$${params.length}`));
+    };
+    if (filters.status !== undefined) add((p) => `status = ANY(${p})`, filters.status);
+    if (filters.reference !== undefined) add((p) => `reference = ${p}`, filters.reference);
+    // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
+    if (filters.tag !== undefined) add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag);
+    const filtered = where.join(' AND ');
+    const total = page.includeTotal
+      ? this.shipments.query(`SELECT count(*)::int AS total FROM shipments WHERE ${filtered}`, [...params])
+      : undefined;
+    if (page.cursor !== undefined) add((p) => `seq > ${p}`, this.cursors.decode(binding, page.cursor));
+    params.push(page.limit + 1);
+    const rows: (Shipment & { seq: string })[] = await this.shipments.query(
+      `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${params.length}`,
+      params,
+    );
+    const hasMore = rows.length > page.limit;
+    if (hasMore) rows.length = page.limit;
+    const last = rows.at(-1);
+    const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, last.seq) : null };
+    if (total !== undefined) metadata.total = ((await total) as { total: number }[])[0]?.total ?? 0;
+    return { rows: rows.map(({ seq: _seq, ...shipment }) => shipment), metadata };
   }
 
   findOne(scope: AccountScope, id: string): Promise<ShipmentEntity | null> {

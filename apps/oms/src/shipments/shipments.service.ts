@@ -39,7 +39,7 @@ export class ShipmentsService {
 
   async list(request: ListShipmentsRequest): Promise<ItemPage<Shipment>> {
     const { rows, metadata } = await this.shipments.findPage(request, request.page, request.filters);
-    return { items: rows.map(toShipment), metadata };
+    return { items: rows, metadata };
   }
 
   async create(request: CreateShipmentRequest): Promise<Versioned<Shipment>> {
