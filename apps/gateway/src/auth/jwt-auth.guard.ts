@@ -1,8 +1,9 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { decodeJwt } from 'jose';
 import passport from 'passport';
-import { JwtStrategy } from './jwt.strategy.js';
+import { type AccessTokenClaims, bearerToken, JwtStrategy } from './jwt.strategy.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -18,7 +19,14 @@ export class JwtAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const request = http.getRequest<{ user?: Principal }>();
+    const request = http.getRequest<{ user?: Principal; headers: Record<string, string | string[] | undefined> }>();
+    const token = bearerToken(request);
+    const claims = token === null ? undefined : this.strategy.recentlyVerified(token);
+    if (claims !== undefined) {
+      // Verified a moment ago: only what can change since (the application, its roles) is checked again.
+      request.user = principalOrThrow(null, await this.strategy.validate(claims), undefined);
+      return true;
+    }
     request.user = await new Promise<Principal>((resolve, reject) => {
       // Passport attaches per-request callbacks to the strategy object it is given: one object per request.
       const strategy = Object.create(this.strategy) as JwtStrategy;
@@ -35,6 +43,7 @@ export class JwtAuthGuard implements CanActivate {
       ) as (request: unknown, response: unknown, next: (error?: unknown) => void) => void;
       authenticate(request, http.getResponse(), (error) => reject(error ?? new Error('passport ended without a result')));
     });
+    if (token !== null) this.strategy.rememberVerified(token, decodeJwt(token) as AccessTokenClaims);
     return true;
   }
 }

@@ -14,13 +14,17 @@ const CLOCK_SKEW_SECONDS = 60;
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
 /** Exactly `Bearer <token>` (spec, Authentication 3); anything else counts as no token. */
-function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
+export function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;
   return BEARER.exec(header)?.[1] ?? null;
 }
 
-interface AccessTokenClaims {
+/** How long a verified token is taken on trust: no longer than a disabled application's tokens may work. */
+const VERIFIED_FOR_MS = 60000;
+const MAX_VERIFIED = 10000;
+
+export interface AccessTokenClaims {
   sub?: unknown;
   tid?: unknown;
   exp?: unknown;
@@ -33,6 +37,8 @@ interface AccessTokenClaims {
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  private readonly verified = new Map<string, { claims: AccessTokenClaims; until: number }>();
+
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     keys: SigningKeysService,
@@ -64,6 +70,30 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
         );
       },
     });
+  }
+
+  /**
+   * The claims of a token this strategy verified (signature, algorithm, kid, iss, aud, exp, nbf) within the
+   * last 60 s and that has not expired since; `validate` must still pass. Clients send one token on every
+   * request, and checking its signature each time was 13 % of the gateway's CPU under load.
+   */
+  recentlyVerified(token: string): AccessTokenClaims | undefined {
+    const entry = this.verified.get(token);
+    if (entry === undefined) return undefined;
+    if (entry.until > Date.now()) return entry.claims;
+    this.verified.delete(token);
+    return undefined;
+  }
+
+  /** Remembers a token passport has just accepted, with its claims. */
+  rememberVerified(token: string, claims: AccessTokenClaims): void {
+    if (typeof claims.exp !== 'number') return;
+    if (this.verified.size >= MAX_VERIFIED) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
+    this.verified.set(token, { claims, until: Math.min(Date.now() + VERIFIED_FOR_MS, (claims.exp + CLOCK_SKEW_SECONDS) * 1000) });
   }
 
   /** Returning false makes passport answer 401. */
