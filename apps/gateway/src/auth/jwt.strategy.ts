@@ -7,22 +7,25 @@ import { AccessService } from '../identity/access.service.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
 import type { Principal } from './principal.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 /** The clock skew API.md allows between the gateway replicas that issue and verify tokens. */
 const CLOCK_SKEW_SECONDS = 60;
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 
-/** Exactly `Bearer <token>` (spec, Authentication 3); anything else counts as no token. */
+/** The token of an `Authorization` header of exactly `Bearer <token>` (spec, Authentication 3); else null. */
+export function bearerTokenOf(header: string | string[] | undefined): string | null {
+  return typeof header === 'string' ? (BEARER.exec(header)?.[1] ?? null) : null;
+}
+
+/** The request's bearer token; anything but exactly `Bearer <token>` counts as no token. */
 export function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return null;
-  return BEARER.exec(header)?.[1] ?? null;
+  return bearerTokenOf(request.headers.authorization);
 }
 
 /** How long a verified token is taken on trust: no longer than a disabled application's tokens may work. */
 const VERIFIED_FOR_MS = 60000;
-const MAX_VERIFIED = 10000;
 
 export interface AccessTokenClaims {
   sub?: unknown;
@@ -37,7 +40,7 @@ export interface AccessTokenClaims {
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
-  private readonly verified = new Map<string, { claims: AccessTokenClaims; until: number }>();
+  private readonly verified = new VerifiedTokens<AccessTokenClaims>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -78,22 +81,13 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * request, and checking its signature each time was 13 % of the gateway's CPU under load.
    */
   recentlyVerified(token: string): AccessTokenClaims | undefined {
-    const entry = this.verified.get(token);
-    if (entry === undefined) return undefined;
-    if (entry.until > Date.now()) return entry.claims;
-    this.verified.delete(token);
-    return undefined;
+    return this.verified.get(token);
   }
 
   /** Remembers a token passport has just accepted, with its claims. */
   rememberVerified(token: string, claims: AccessTokenClaims): void {
     if (typeof claims.exp !== 'number') return;
-    if (this.verified.size >= MAX_VERIFIED) {
-      // Maps iterate in insertion order: drop the oldest entry.
-      const oldest = this.verified.keys().next().value;
-      if (oldest !== undefined) this.verified.delete(oldest);
-    }
-    this.verified.set(token, { claims, until: Math.min(Date.now() + VERIFIED_FOR_MS, (claims.exp + CLOCK_SKEW_SECONDS) * 1000) });
+    this.verified.set(token, claims, Math.min(Date.now() + VERIFIED_FOR_MS, (claims.exp + CLOCK_SKEW_SECONDS) * 1000));
   }
 
   /** Returning false makes passport answer 401. */

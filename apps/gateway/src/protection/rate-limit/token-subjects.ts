@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { errors, jwtVerify } from 'jose';
+import { bearerTokenOf } from '../../auth/jwt.strategy.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from '../../auth/signing-keys.service.js';
+import { VerifiedTokens } from '../../auth/verified-tokens.js';
 import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
 
-/** Exactly `Bearer <token>`, as the JWT strategy reads it. */
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
-const MAX_CACHED = 10000;
 
 export interface TokenSubject {
   applicationId: string;
@@ -23,7 +22,7 @@ export interface TokenSubject {
  */
 @Injectable()
 export class TokenSubjects {
-  private readonly verified = new Map<string, TokenSubject & { expiresAt: number }>();
+  private readonly verified = new VerifiedTokens<TokenSubject>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -32,11 +31,9 @@ export class TokenSubjects {
 
   /** The token's application and tenant, or undefined when there is no valid token. */
   async subjectOf(authorization: string | string[] | undefined): Promise<TokenSubject | undefined> {
-    const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
-    if (token === undefined) return undefined;
-    const cached = this.verified.get(token);
-    if (cached && cached.expiresAt > Date.now()) return cached;
-    return this.verify(token);
+    const token = bearerTokenOf(authorization);
+    if (token === null) return undefined;
+    return this.verified.get(token) ?? this.verify(token);
   }
 
   private async verify(token: string): Promise<TokenSubject | undefined> {
@@ -57,20 +54,11 @@ export class TokenSubjects {
         },
       );
       if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.exp !== 'number') return undefined;
-      const subject = { applicationId: payload.sub, tenantId: payload.tid, expiresAt: (payload.exp + 60) * 1000 };
-      this.remember(token, subject);
+      const subject = { applicationId: payload.sub, tenantId: payload.tid };
+      this.verified.set(token, subject, (payload.exp + 60) * 1000);
       return subject;
     } catch {
       return undefined;
     }
-  }
-
-  private remember(token: string, subject: TokenSubject & { expiresAt: number }): void {
-    if (this.verified.size >= MAX_CACHED) {
-      // Maps iterate in insertion order: drop the oldest entry.
-      const oldest = this.verified.keys().next().value;
-      if (oldest !== undefined) this.verified.delete(oldest);
-    }
-    this.verified.set(token, subject);
   }
 }
