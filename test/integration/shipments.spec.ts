@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Subjects } from '@tracking/contracts';
+import { type ListShipmentsRequest, Subjects } from '@tracking/contracts';
+import { NatsRpcClient } from '@tracking/messaging';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
@@ -420,6 +421,40 @@ describe('shipments when the OMS fails', () => {
     } finally {
       garbage.unsubscribe();
     }
+  });
+
+  it('passes on the page of a service that answers inside a packet rather than as bare JSON', async () => {
+    // A service of an older version, or one whose handler returns a plain object: the gateway asked for
+    // bare JSON, gets a packet, and encodes its response itself.
+    await stack.stopOmsReplicas();
+    const page = { items: [{ id: 'x', name: 'In a packet \u2028 "quoted"' }], metadata: { nextCursor: null } };
+    const packet = fakeOms(() => JSON.stringify({ id: 'x', response: page, isDisposed: true }));
+    await nats.flush();
+    try {
+      const response = await stack.request('GET', path, { token: tenant.token });
+      expect(response.status, response.text).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual(page);
+    } finally {
+      packet.unsubscribe();
+    }
+  });
+
+  it('answers a caller that does not ask for bare JSON with the same page inside a packet', async () => {
+    for (let i = 0; i < 3; i++) await createShipment(stack, tenant, { name: `Packet "${i}" \u00e9` });
+    const overHttp = await stack.request('GET', `${path}?limit=2`, { token: tenant.token });
+    expect(overHttp.status, overHttp.text).toBe(200);
+    expect(overHttp.headers.get('content-type')).toBe('application/json; charset=utf-8');
+
+    const rpc = new NatsRpcClient(nats, stack.env.NATS_SUBJECT_PREFIX!, 5000);
+    const request = {
+      tenantId: tenant.tenantId,
+      accountId: tenant.accountIds[0]!,
+      page: { limit: 2, includeTotal: false },
+      filters: {},
+    } satisfies ListShipmentsRequest;
+    expect(await rpc.call(Subjects.oms.shipments.list, request)).toEqual(overHttp.body);
+    expect(JSON.parse((await rpc.callJson(Subjects.oms.shipments.list, request)).toString('utf8'))).toEqual(overHttp.body);
   });
 
   it("passes a service's own typed error through unchanged", async () => {

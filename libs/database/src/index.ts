@@ -5,3 +5,4 @@ export * from './versioned-record.js';
 export * from './versioning.js';
 export * from './pg-errors.js';
 export * from './migrate-command.js';
+export * from './prepared-rows.js';

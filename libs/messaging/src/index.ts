@@ -3,3 +3,4 @@ export * from './rpc-error.filter.js';
 export * from './nats-rpc.client.js';
 export * from './microservice.js';
 export * from './rpc-metrics.js';
+export * from './json-reply.js';

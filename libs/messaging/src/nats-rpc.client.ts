@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
 import { currentRequestId, DomainError } from '@tracking/core';
+import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 
 export interface RpcCallOptions {
@@ -25,9 +26,26 @@ export class NatsRpcClient {
   ) {}
 
   async call<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<T> {
+    return this.measured(subject, async () => parseReply<T>((await this.request(subject, data, options, false)).data));
+  }
+
+  /**
+   * Like `call`, but the response as JSON bytes, for a caller that only passes it on: a service that
+   * answers with a `JsonReply` sends them as it built them, nobody parses them; any other answer is
+   * parsed as usual and its response encoded.
+   */
+  async callJson<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<JsonBytes<T>> {
+    return this.measured(subject, async () => {
+      const reply = await this.request(subject, data, options, true);
+      if (reply.headers?.get(REPLY_FORMAT_HEADER) === BARE_JSON) return bareJson(reply.data);
+      return Buffer.from(JSON.stringify(parseReply<T>(reply.data)));
+    });
+  }
+
+  private async measured<R>(subject: Subject, call: () => Promise<R>): Promise<R> {
     const started = performance.now();
     try {
-      const response = await this.request<T>(subject, data, options);
+      const response = await call();
       this.metrics?.observeRpcClient(subject, RPC_OK, (performance.now() - started) / 1000);
       return response;
     } catch (error) {
@@ -37,22 +55,29 @@ export class NatsRpcClient {
     }
   }
 
-  private async request<T>(subject: Subject, data: unknown, options: RpcCallOptions): Promise<T> {
+  private async request(subject: Subject, data: unknown, options: RpcCallOptions, acceptsBareJson: boolean): Promise<Msg> {
     const headers = natsHeaders();
     const requestId = options.requestId ?? currentRequestId();
     if (requestId) headers.set(Headers.requestId, requestId);
+    if (acceptsBareJson) headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
     const packet = JSON.stringify({ pattern: subject, data, id: randomUUID() });
-    let reply;
     try {
-      reply = await this.connection.request(this.prefix + subject, packet, {
+      return await this.connection.request(this.prefix + subject, packet, {
         timeout: options.timeoutMs ?? this.defaultTimeoutMs,
         headers,
       });
     } catch (error) {
       throw mapTransportError(error);
     }
-    return parseReply<T>(reply.data);
   }
+}
+
+/** The payload of a bare JSON reply, as a Buffer over the same memory; a JSON object or array, else 502. */
+function bareJson<T>(raw: Uint8Array): JsonBytes<T> {
+  const first = raw[0];
+  // `{` or `[`: a service's JsonReply always holds an object or an array.
+  if (first !== 0x7b && first !== 0x5b) throw badGateway();
+  return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
 }
 
 function mapTransportError(error: unknown): DomainError {
@@ -68,7 +93,8 @@ function mapTransportError(error: unknown): DomainError {
 function parseReply<T>(raw: Uint8Array): T {
   let packet: unknown;
   try {
-    packet = JSON.parse(Buffer.from(raw).toString('utf8'));
+    // A view, not a copy (`Buffer.from(raw)` would copy the payload first).
+    packet = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
   } catch {
     throw badGateway();
   }

@@ -1,8 +1,9 @@
 import { ServerNats } from '@nestjs/microservices';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { ERROR_STATUS, ErrorCode, Headers, isErrorCode } from '@tracking/contracts';
 import { type Logger, runInRequestContext } from '@tracking/core';
 import { InFlight } from './in-flight.js';
+import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
@@ -104,6 +105,8 @@ export class PrefixedNatsServer extends ServerNats {
     handling.replying = true;
     return (response) => {
       try {
+        const reply = (response as { response?: unknown } | null)?.response;
+        if (reply instanceof JsonReply && message.reply) return respondJson(message, id, reply.json, response as Packet);
         return publish(response);
       } finally {
         this.settle(handling, outcomeOf(response));
@@ -149,6 +152,25 @@ export class PrefixedNatsServer extends ServerNats {
     if (isErrorCode(outcome) && ERROR_STATUS[outcome] >= 500) logger.warn(line, 'message handled');
     else logger.debug(line, 'message handled');
   }
+}
+
+interface Packet {
+  isDisposed?: boolean;
+}
+
+/**
+ * Sends a handler's `JsonReply` without parsing it: bare, with the reply-format header, to a caller that
+ * accepts that; else inside the packet Nest's serializer would have written (`{"id", "response",
+ * "isDisposed"}`), assembled as text.
+ */
+function respondJson(message: Msg, id: string, json: string, packet: Packet): void {
+  if (message.headers?.get(REPLY_FORMAT_HEADER) === BARE_JSON) {
+    const headers = natsHeaders();
+    headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
+    message.respond(json, { headers });
+    return;
+  }
+  message.respond(`{"id":${JSON.stringify(id)},"response":${json}${packet.isDisposed ? ',"isDisposed":true' : ''}}`);
 }
 
 /** `ok`, or the error code of the reply (`InternalError` when it has none). */

@@ -1,7 +1,7 @@
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Subject } from '@tracking/contracts';
-import { NatsRpcClient } from '@tracking/messaging';
+import { type JsonBytes, NatsRpcClient } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
@@ -24,6 +24,14 @@ export class ServiceClient implements OnApplicationShutdown {
 
   call<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<T> {
     return this.rpc.call<T>(subject, data, { requestId: request?.id, timeoutMs });
+  }
+
+  /**
+   * The response as JSON bytes, for a route that sends it on as it is (`sendJson`): a service answering
+   * with a `JsonReply` sends bytes that nobody parses or encodes again.
+   */
+  callJson<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<JsonBytes<T>> {
+    return this.rpc.callJson<T>(subject, data, { requestId: request?.id, timeoutMs });
   }
 
   /** Whether the broker connection is up; readiness uses it. */

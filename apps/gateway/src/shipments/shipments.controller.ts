@@ -25,12 +25,14 @@ import {
   type UpdateShipmentRequest,
   type Versioned,
 } from '@tracking/contracts';
+import type { JsonBytes } from '@tracking/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
 import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { etag, withETag } from '../http/etag.js';
+import { jsonBody } from '../http/json-body.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { parseShipmentQuery } from './dto/shipment-query.js';
 import { CreateShipmentDto, ShipmentDto, ShipmentPageDto, UpdateShipmentDto } from './dto/shipment.dto.js';
@@ -102,9 +104,19 @@ export class ShipmentsController {
       'other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); ' +
       'accountId: AccountNotFound.',
   })
-  list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<ItemPage<Shipment>> {
+  async list(
+    @Scope() scope: AccountScope,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<JsonBytes<ItemPage<Shipment>>> {
     const { page, filters } = parseShipmentQuery(query);
-    return this.services.call(Subjects.oms.shipments.list, { ...scope, page, filters } satisfies ListShipmentsRequest, request);
+    const json = await this.services.callJson<ItemPage<Shipment>>(
+      Subjects.oms.shipments.list,
+      { ...scope, page, filters } satisfies ListShipmentsRequest,
+      request,
+    );
+    return jsonBody(reply, json);
   }
 
   @Post()

@@ -1,36 +1,62 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { AccountScope, PageMetadata, PageRequest, Shipment, ShipmentFilters } from '@tracking/contracts';
-import { CursorCodec, cursorBinding, lockInsertOrder, type KeysetPage } from '@tracking/paging';
+import type { AccountScope, PageMetadata, PageRequest, ShipmentFilters } from '@tracking/contracts';
+import { CursorCodec, cursorBinding, lockInsertOrder, pageJson } from '@tracking/paging';
+import { preparedRows } from '@tracking/database';
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
 
 /** An RFC 3339 UTC date-time with milliseconds, as `Date.toISOString()` writes it; null stays null. */
-const dateTime = (column: string, field: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${field}"`;
+const dateTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** The columns of a shipment as the API's fields, in the order of `toShipment`. */
-const SHIPMENT_COLUMNS = [
-  'seq',
+/**
+ * The columns of a shipment as text, in the order of `toShipment`'s fields, for `shipmentJson`: PostgreSQL
+ * formats the timestamps and writes tags and metadata as JSON (its text output costs it a fifth of what
+ * `json_build_object` does), so that the driver parses nothing.
+ */
+const SHIPMENT_TEXT_COLUMNS = [
   'id',
   'name',
   'reference',
   'status',
   'mode',
   'carrier',
-  'origin_id AS "originId"',
-  'destination_id AS "destinationId"',
-  dateTime('planned_departure_at', 'plannedDepartureAt'),
-  dateTime('planned_arrival_at', 'plannedArrivalAt'),
-  dateTime('departed_at', 'departedAt'),
-  dateTime('delivered_at', 'deliveredAt'),
-  dateTime('completed_at', 'completedAt'),
-  dateTime('cancelled_at', 'cancelledAt'),
-  'tags',
-  'metadata',
-  dateTime('created_at', 'createdAt'),
-  dateTime('updated_at', 'updatedAt'),
+  'origin_id',
+  'destination_id',
+  dateTime('planned_departure_at'),
+  dateTime('planned_arrival_at'),
+  dateTime('departed_at'),
+  dateTime('delivered_at'),
+  dateTime('completed_at'),
+  dateTime('cancelled_at'),
+  'array_to_json(tags)::text',
+  'metadata::text',
+  dateTime('created_at'),
+  dateTime('updated_at'),
 ].join(', ');
+
+type Text = string | null;
+type ShipmentTextRow = [seq: string, ...columns: Text[]];
+
+/** A string that may need escaping (names, references, carriers). */
+const text = (value: Text) => (value === null ? 'null' : JSON.stringify(value));
+/** A string that never needs escaping: a UUID, an enum value, a formatted timestamp. */
+const plain = (value: Text) => (value === null ? 'null' : `"${value}"`);
+
+/** The JSON of `toShipment` (same fields, order and formats) from a row of `SHIPMENT_TEXT_COLUMNS`. */
+function shipmentJson(row: ShipmentTextRow): string {
+  const [, id, name, reference, status, mode, carrier, originId, destinationId] = row;
+  const [plannedDepartureAt, plannedArrivalAt, departedAt, deliveredAt, completedAt, cancelledAt] = row.slice(9, 15);
+  const [tags, metadata, createdAt, updatedAt] = row.slice(15, 19);
+  return (
+    `{"id":${plain(id)},"name":${text(name)},"reference":${text(reference)},"status":${plain(status)},` +
+    `"mode":${plain(mode)},"carrier":${text(carrier)},"originId":${plain(originId)},"destinationId":${plain(destinationId)},` +
+    `"plannedDepartureAt":${plain(plannedDepartureAt)},"plannedArrivalAt":${plain(plannedArrivalAt)},` +
+    `"departedAt":${plain(departedAt)},"deliveredAt":${plain(deliveredAt)},"completedAt":${plain(completedAt)},` +
+    `"cancelledAt":${plain(cancelledAt)},"tags":${tags},"metadata":${metadata},` +
+    `"createdAt":${plain(createdAt)},"updatedAt":${plain(updatedAt)}}`
+  );
+}
 
 @Injectable()
 export class ShipmentRepository {
@@ -52,11 +78,11 @@ export class ShipmentRepository {
   }
 
   /**
-   * One page of the account's shipments as the API shows them. The hottest read of the API, so it skips
-   * TypeORM: one hand-written keyset query whose rows are already the response's fields, timestamps
-   * formatted by PostgreSQL (as `toShipment` formats them: UTC with milliseconds), no entity, no `Date`.
+   * One page of the account's shipments as the API shows them, as JSON text. The hottest read of the API,
+   * so it skips TypeORM, entities and `JSON.stringify` of objects: one keyset query, prepared once per
+   * connection, whose rows are text that `shipmentJson` strings together.
    */
-  async findPage(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<KeysetPage<Shipment>> {
+  async findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
     // A status list is one filter whatever its order, so its cursor binds the sorted list.
     const binding = cursorBinding('shipments', {
       accountId: scope.accountId,
@@ -80,16 +106,17 @@ export class ShipmentRepository {
       : undefined;
     if (page.cursor !== undefined) add((p) => `seq > ${p}`, this.cursors.decode(binding, page.cursor));
     params.push(page.limit + 1);
-    const rows: (Shipment & { seq: string })[] = await this.shipments.query(
-      `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${params.length}`,
+    const rows = await preparedRows<ShipmentTextRow>(
+      this.shipments.manager.connection,
+      `SELECT seq, ${SHIPMENT_TEXT_COLUMNS} FROM shipments WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${params.length}`,
       params,
     );
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.length = page.limit;
     const last = rows.at(-1);
-    const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, last.seq) : null };
+    const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, last[0]) : null };
     if (total !== undefined) metadata.total = ((await total) as { total: number }[])[0]?.total ?? 0;
-    return { rows: rows.map(({ seq: _seq, ...shipment }) => shipment), metadata };
+    return pageJson(rows.map(shipmentJson), metadata);
   }
 
   findOne(scope: AccountScope, id: string): Promise<ShipmentEntity | null> {

@@ -13,6 +13,7 @@ import {
   type UpdateShipmentRequest,
   type Versioned,
 } from '@tracking/contracts';
+import { JsonReply } from '@tracking/messaging';
 import { ShipmentsService } from './shipments.service.js';
 
 @Controller()
@@ -20,7 +21,7 @@ export class ShipmentsHandler {
   constructor(private readonly shipments: ShipmentsService) {}
 
   @MessagePattern(Subjects.oms.shipments.list)
-  list(@Payload() request: ListShipmentsRequest): Promise<ItemPage<Shipment>> {
+  list(@Payload() request: ListShipmentsRequest): Promise<JsonReply<ItemPage<Shipment>>> {
     return this.shipments.list(request);
   }
 

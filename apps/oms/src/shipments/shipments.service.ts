@@ -21,6 +21,7 @@ import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { JsonReply } from '@tracking/messaging';
 import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { transitionOf } from './shipment-lifecycle.js';
@@ -37,9 +38,9 @@ export class ShipmentsService {
     private readonly dms: DmsClient,
   ) {}
 
-  async list(request: ListShipmentsRequest): Promise<ItemPage<Shipment>> {
-    const { rows, metadata } = await this.shipments.findPage(request, request.page, request.filters);
-    return { items: rows, metadata };
+  /** The page as JSON text that PostgreSQL built (see `findPageJson`): passed on, never parsed. */
+  async list(request: ListShipmentsRequest): Promise<JsonReply<ItemPage<Shipment>>> {
+    return new JsonReply(await this.shipments.findPageJson(request, request.page, request.filters));
   }
 
   async create(request: CreateShipmentRequest): Promise<Versioned<Shipment>> {

@@ -1,0 +1,24 @@
+/**
+ * A reply a handler has already encoded as JSON (PostgreSQL can build a page's JSON itself), so that
+ * neither the service nor the gateway parses and re-encodes it: the service sends the text as it is
+ * to a caller that asked for it (`callJson`), which hands the bytes on to its HTTP client.
+ *
+ * `T` is the type of the value the text encodes; it is only a compile-time label.
+ */
+export class JsonReply<T> {
+  declare private readonly encodes?: T;
+
+  constructor(readonly json: string) {}
+}
+
+/** The JSON text of a reply of type `T`, as bytes: what `callJson` returns. */
+export type JsonBytes<T> = Buffer & { readonly encodes?: T };
+
+/**
+ * The NATS header of the negotiation: on a request, "I accept a bare JSON reply"; on a reply, "this
+ * payload is the bare JSON of the response" (success only: errors always come as Nest packets). A
+ * caller that does not send it gets Nest's packet, with the same JSON inside, so services and callers
+ * of different versions keep understanding each other.
+ */
+export const REPLY_FORMAT_HEADER = 'Tracking-Reply-Format';
+export const BARE_JSON = 'json';
