@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Device } from '@tracking/contracts';
+import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompleteDevices1763800004000 } from '../../apps/dms/src/migrations/1763800004000-complete-devices.js';
@@ -169,6 +170,36 @@ describe('devices over HTTP', () => {
       expect(created.status, created.text).toBe(201);
       expect(created.body).toMatchObject({ ...body, lastSeenAt: '2025-11-22T08:30:00.123Z' });
       expect((await get(created.body.id)).body).toEqual(created.body);
+    });
+
+    it('shows any text, number and metadata the same in the list as in GET and in the answer to the create', async () => {
+      // The list's JSON is assembled from PostgreSQL's output, GET's by JSON.stringify: both must agree.
+      const anyText = (maxLength: number) => fc.string({ unit: 'binary', minLength: 1, maxLength });
+      // Metadata values are strings, finite numbers and booleans (API.md).
+      const metadataValue = fc.oneof(anyText(20), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
+      let accepted = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          anyText(30),
+          fc.option(anyText(30)),
+          fc.option(fc.double({ min: 0, max: 100, noNaN: true })),
+          fc.option(fc.record({ lat: fc.double({ min: -90, max: 90, noNaN: true }), lng: fc.double({ min: -180, max: 180, noNaN: true }) })),
+          fc.dictionary(anyText(10), metadataValue, { maxKeys: 4 }),
+          async (model, firmwareVersion, batteryLevel, lastLocation, metadata) => {
+            const created = await post(deviceBody({ model, firmwareVersion, batteryLevel, lastLocation, metadata }));
+            // Some text is refused (a NUL, for example); what is accepted must read back the same everywhere.
+            expect([201, 400], created.text).toContain(created.status);
+            if (created.status !== 201) return;
+            accepted++;
+            expect((await get(created.body.id)).body).toEqual(created.body);
+            const listed = await list(`?serialNumber=${encodeURIComponent(created.body.serialNumber)}`);
+            expect(listed.body.devices).toEqual([created.body]);
+          },
+        ),
+        { numRuns: 40, seed: 20261123 },
+      );
+      // Not vacuous: most are accepted and compared.
+      expect(accepted).toBeGreaterThanOrEqual(30);
     });
 
     it.each([

@@ -162,13 +162,14 @@ describe('shipment fields over HTTP', () => {
       // (quotes, backslashes, control characters, astral planes) and any metadata must come out equal.
       const anyText = (maxLength: number) => fc.string({ unit: 'binary', minLength: 1, maxLength });
       let accepted = 0;
-      const metadataValue = fc.oneof(anyText(20), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+      // Metadata values are strings, finite numbers and booleans (API.md).
+      const metadataValue = fc.oneof(anyText(20), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
       await fc.assert(
         fc.asyncProperty(
           anyText(40),
           anyText(40),
           fc.uniqueArray(anyText(12), { maxLength: 3 }),
-          fc.dictionary(anyText(10), fc.oneof(metadataValue, fc.array(metadataValue, { maxLength: 3 })), { maxKeys: 4 }),
+          fc.dictionary(anyText(10), metadataValue, { maxKeys: 4 }),
           async (name, carrier, tags, metadata) => {
             const reference = `P-${randomUUID()}`;
             const created = await post({ name, carrier, reference, tags, metadata });
@@ -183,8 +184,8 @@ describe('shipment fields over HTTP', () => {
         ),
         { numRuns: 40, seed: 20261123 },
       );
-      // Not vacuous: with this seed 18 of the 40 are accepted (NULs and some tags are refused) and compared.
-      expect(accepted).toBeGreaterThanOrEqual(10);
+      // Not vacuous: most are accepted and compared.
+      expect(accepted).toBeGreaterThanOrEqual(30);
     });
 
     it('defaults every optional field: null, no tags, empty metadata', async () => {

@@ -34,14 +34,6 @@ export async function keysetPage<T extends ObjectLiteral>(
 }
 
 /**
- * The JSON of a page (`{"items": [...], "metadata": {...}}`) whose items are JSON text already, such as
- * rows PostgreSQL encoded: strung together, not parsed.
- */
-export function pageJson(items: readonly string[], metadata: PageMetadata): string {
-  return `{"items":[${items.join(',')}],"metadata":${JSON.stringify(metadata)}}`;
-}
-
-/**
  * Serialises inserts into one paging scope (for example an account's shipments) until the
  * transaction ends. A `bigserial` alone is not commit-ordered: a row with a smaller sequence could
  * commit after a reader has paged past it. Holding this lock while taking the sequence value makes

@@ -19,6 +19,7 @@ import {
   type UpdateDeviceRequest,
   type Versioned,
 } from '@tracking/contracts';
+import { JsonReply } from '@tracking/messaging';
 import { DevicesService } from './devices.service.js';
 
 @Controller()
@@ -26,7 +27,7 @@ export class DevicesHandler {
   constructor(private readonly devices: DevicesService) {}
 
   @MessagePattern(Subjects.dms.devices.list)
-  list(@Payload() request: ListDevicesRequest): Promise<DevicePage> {
+  list(@Payload() request: ListDevicesRequest): Promise<JsonReply<DevicePage>> {
     return this.devices.list(request);
   }
 

@@ -21,6 +21,7 @@ import {
 } from '@tracking/contracts';
 import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, isLockTimeout, uniqueViolation } from '@tracking/database';
+import { JsonReply } from '@tracking/messaging';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import type { DeviceEntity } from './device.entity.js';
@@ -31,9 +32,9 @@ import { DeviceRepository } from './device.repository.js';
 export class DevicesService {
   constructor(private readonly devices: DeviceRepository) {}
 
-  async list(request: ListDevicesRequest): Promise<DevicePage> {
-    const { rows, metadata } = await this.devices.findPage(request, request.page, request.filters);
-    return { devices: rows.map(toDevice), metadata };
+  /** The page as JSON text (see `findPageJson`): passed on, never parsed. */
+  async list(request: ListDevicesRequest): Promise<JsonReply<DevicePage>> {
+    return new JsonReply(await this.devices.findPageJson(request, request.page, request.filters));
   }
 
   async create(request: CreateDeviceRequest): Promise<Versioned<Device>> {

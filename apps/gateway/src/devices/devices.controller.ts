@@ -26,6 +26,7 @@ import {
   type UpdateDeviceRequest,
   type Versioned,
 } from '@tracking/contracts';
+import type { JsonBytes } from '@tracking/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
@@ -33,6 +34,7 @@ import { resourceTarget, type ResourceTarget } from '../accounts/resource-target
 import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { etag, withETag } from '../http/etag.js';
+import { jsonBody } from '../http/json-body.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { parseDeviceQuery } from './dto/device-query.js';
@@ -84,9 +86,19 @@ export class DevicesController {
       'other filters), status or shipmentId (InvalidFormat), serialNumber (OutOfRange), any other parameter ' +
       '(UnknownField); accountId: AccountNotFound.',
   })
-  list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<DevicePage> {
+  async list(
+    @Scope() scope: AccountScope,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<JsonBytes<DevicePage>> {
     const { page, filters } = parseDeviceQuery(query);
-    return this.services.call(Subjects.dms.devices.list, { ...scope, page, filters } satisfies ListDevicesRequest, request);
+    const json = await this.services.callJson<DevicePage>(
+      Subjects.dms.devices.list,
+      { ...scope, page, filters } satisfies ListDevicesRequest,
+      request,
+    );
+    return jsonBody(reply, json);
   }
 
   @Post()

@@ -1,13 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { AccountScope, PageMetadata, PageRequest, ShipmentFilters } from '@tracking/contracts';
-import { CursorCodec, cursorBinding, lockInsertOrder, pageJson } from '@tracking/paging';
-import { preparedRows } from '@tracking/database';
+import type { AccountScope, PageRequest, ShipmentFilters } from '@tracking/contracts';
+import { jsonPlain, jsonRaw, jsonText, sqlDateTime } from '@tracking/database';
+import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
-
-/** An RFC 3339 UTC date-time with milliseconds, as `Date.toISOString()` writes it; null stays null. */
-const dateTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The columns of a shipment as text, in the order of `toShipment`'s fields, for `shipmentJson`: PostgreSQL
@@ -23,25 +20,19 @@ const SHIPMENT_TEXT_COLUMNS = [
   'carrier',
   'origin_id',
   'destination_id',
-  dateTime('planned_departure_at'),
-  dateTime('planned_arrival_at'),
-  dateTime('departed_at'),
-  dateTime('delivered_at'),
-  dateTime('completed_at'),
-  dateTime('cancelled_at'),
+  sqlDateTime('planned_departure_at'),
+  sqlDateTime('planned_arrival_at'),
+  sqlDateTime('departed_at'),
+  sqlDateTime('delivered_at'),
+  sqlDateTime('completed_at'),
+  sqlDateTime('cancelled_at'),
   'array_to_json(tags)::text',
   'metadata::text',
-  dateTime('created_at'),
-  dateTime('updated_at'),
+  sqlDateTime('created_at'),
+  sqlDateTime('updated_at'),
 ].join(', ');
 
-type Text = string | null;
-type ShipmentTextRow = [seq: string, ...columns: Text[]];
-
-/** A string that may need escaping (names, references, carriers). */
-const text = (value: Text) => (value === null ? 'null' : JSON.stringify(value));
-/** A string that never needs escaping: a UUID, an enum value, a formatted timestamp. */
-const plain = (value: Text) => (value === null ? 'null' : `"${value}"`);
+type ShipmentTextRow = [seq: string, ...columns: (string | null)[]];
 
 /** The JSON of `toShipment` (same fields, order and formats) from a row of `SHIPMENT_TEXT_COLUMNS`. */
 function shipmentJson(row: ShipmentTextRow): string {
@@ -49,12 +40,13 @@ function shipmentJson(row: ShipmentTextRow): string {
   const [plannedDepartureAt, plannedArrivalAt, departedAt, deliveredAt, completedAt, cancelledAt] = row.slice(9, 15);
   const [tags, metadata, createdAt, updatedAt] = row.slice(15, 19);
   return (
-    `{"id":${plain(id)},"name":${text(name)},"reference":${text(reference)},"status":${plain(status)},` +
-    `"mode":${plain(mode)},"carrier":${text(carrier)},"originId":${plain(originId)},"destinationId":${plain(destinationId)},` +
-    `"plannedDepartureAt":${plain(plannedDepartureAt)},"plannedArrivalAt":${plain(plannedArrivalAt)},` +
-    `"departedAt":${plain(departedAt)},"deliveredAt":${plain(deliveredAt)},"completedAt":${plain(completedAt)},` +
-    `"cancelledAt":${plain(cancelledAt)},"tags":${tags},"metadata":${metadata},` +
-    `"createdAt":${plain(createdAt)},"updatedAt":${plain(updatedAt)}}`
+    `{"id":${jsonPlain(id)},"name":${jsonText(name)},"reference":${jsonText(reference)},"status":${jsonPlain(status)},` +
+    `"mode":${jsonPlain(mode)},"carrier":${jsonText(carrier)},` +
+    `"originId":${jsonPlain(originId)},"destinationId":${jsonPlain(destinationId)},` +
+    `"plannedDepartureAt":${jsonPlain(plannedDepartureAt)},"plannedArrivalAt":${jsonPlain(plannedArrivalAt)},` +
+    `"departedAt":${jsonPlain(departedAt)},"deliveredAt":${jsonPlain(deliveredAt)},"completedAt":${jsonPlain(completedAt)},` +
+    `"cancelledAt":${jsonPlain(cancelledAt)},"tags":${jsonRaw(tags)},"metadata":${jsonRaw(metadata)},` +
+    `"createdAt":${jsonPlain(createdAt)},"updatedAt":${jsonPlain(updatedAt)}}`
   );
 }
 
@@ -78,45 +70,32 @@ export class ShipmentRepository {
   }
 
   /**
-   * One page of the account's shipments as the API shows them, as JSON text. The hottest read of the API,
-   * so it skips TypeORM, entities and `JSON.stringify` of objects: one keyset query, prepared once per
-   * connection, whose rows are text that `shipmentJson` strings together.
+   * One page of the account's shipments as the API shows them, as JSON text: the hottest read of the API,
+   * so `keysetJsonPage`'s prepared statement and text rows rather than TypeORM's entities.
    */
-  async findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
-    // A status list is one filter whatever its order, so its cursor binds the sorted list.
-    const binding = cursorBinding('shipments', {
-      accountId: scope.accountId,
-      status: filters.status && [...filters.status].sort().join(','),
-      reference: filters.reference,
-      tag: filters.tag,
-    });
-    const params: unknown[] = [scope.accountId, scope.tenantId];
-    const where = ['account_id = $1', 'tenant_id = $2'];
-    const add = (condition: (placeholder: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(condition(`$${params.length}`));
-    };
-    if (filters.status !== undefined) add((p) => `status = ANY(${p})`, filters.status);
-    if (filters.reference !== undefined) add((p) => `reference = ${p}`, filters.reference);
+  findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
+    const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId).add((p) => `tenant_id = ${p}`, scope.tenantId);
+    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status);
+    if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference);
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
-    if (filters.tag !== undefined) add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag);
-    const filtered = where.join(' AND ');
-    const total = page.includeTotal
-      ? this.shipments.query(`SELECT count(*)::int AS total FROM shipments WHERE ${filtered}`, [...params])
-      : undefined;
-    if (page.cursor !== undefined) add((p) => `seq > ${p}`, this.cursors.decode(binding, page.cursor));
-    params.push(page.limit + 1);
-    const rows = await preparedRows<ShipmentTextRow>(
-      this.shipments.manager.connection,
-      `SELECT seq, ${SHIPMENT_TEXT_COLUMNS} FROM shipments WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${params.length}`,
-      params,
-    );
-    const hasMore = rows.length > page.limit;
-    if (hasMore) rows.length = page.limit;
-    const last = rows.at(-1);
-    const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, last[0]) : null };
-    if (total !== undefined) metadata.total = ((await total) as { total: number }[])[0]?.total ?? 0;
-    return pageJson(rows.map(shipmentJson), metadata);
+    if (filters.tag !== undefined) where.add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag);
+    return keysetJsonPage({
+      dataSource: this.shipments.manager.connection,
+      table: 'shipments',
+      columns: SHIPMENT_TEXT_COLUMNS,
+      where,
+      page,
+      codec: this.cursors,
+      // A status list is one filter whatever its order, so its cursor binds the sorted list.
+      binding: cursorBinding('shipments', {
+        accountId: scope.accountId,
+        status: filters.status && [...filters.status].sort().join(','),
+        reference: filters.reference,
+        tag: filters.tag,
+      }),
+      itemsKey: 'items',
+      toJson: shipmentJson,
+    });
   }
 
   findOne(scope: AccountScope, id: string): Promise<ShipmentEntity | null> {
