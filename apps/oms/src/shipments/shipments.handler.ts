@@ -31,7 +31,7 @@ export class ShipmentsHandler {
   }
 
   @MessagePattern(Subjects.oms.shipments.get)
-  get(@Payload() request: ShipmentRequest): Promise<Versioned<Shipment>> {
+  get(@Payload() request: ShipmentRequest): Promise<JsonReply<Versioned<Shipment>>> {
     return this.shipments.get(request);
   }
 

@@ -78,10 +78,10 @@ export class ShipmentsService {
     return { resource: toShipment(entity), version: entity.version };
   }
 
-  async get(request: ShipmentRequest): Promise<Versioned<Shipment>> {
-    const shipment = await this.shipments.findOne(request, request.shipmentId);
-    if (!shipment) throw shipmentNotFound(request.shipmentId);
-    return { resource: toShipment(shipment), version: shipment.version };
+  async get(request: ShipmentRequest): Promise<JsonReply<Versioned<Shipment>>> {
+    const found = await this.shipments.findOneJson(request, request.shipmentId);
+    if (!found) throw shipmentNotFound(request.shipmentId);
+    return new JsonReply(`{"resource":${found.json},"version":${found.version}}`);
   }
 
   update(request: UpdateShipmentRequest): Promise<Versioned<Shipment>> {
