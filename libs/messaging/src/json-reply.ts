@@ -1,6 +1,6 @@
 /**
- * A reply a handler has already encoded as JSON (PostgreSQL can build a page's JSON itself), so that
- * neither the service nor the gateway parses and re-encodes it: the service sends the text as it is
+ * A reply a handler has already encoded as JSON (a page strung together from PostgreSQL's text columns),
+ * so that neither the service nor the gateway parses and re-encodes it: the service sends the text as it is
  * to a caller that asked for it (`callJson`), which hands the bytes on to its HTTP client.
  *
  * `T` is the type of the value the text encodes; it is only a compile-time label.

@@ -27,7 +27,7 @@ export class ServiceClient implements OnApplicationShutdown {
   }
 
   /**
-   * The response as JSON bytes, for a route that sends it on as it is (`sendJson`): a service answering
+   * The response as JSON bytes, for a route that sends it on as it is (`jsonBody`): a service answering
    * with a `JsonReply` sends bytes that nobody parses or encodes again.
    */
   callJson<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<JsonBytes<T>> {
