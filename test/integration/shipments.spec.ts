@@ -1,6 +1,6 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { type ListShipmentsRequest, Subjects } from '@tracking/contracts';
-import { NatsRpcClient } from '@tracking/messaging';
+import { BARE_JSON, NatsRpcClient, REPLY_FORMAT_HEADER } from '@tracking/messaging';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
@@ -437,6 +437,24 @@ describe('shipments when the OMS fails', () => {
       expect(response.body).toEqual(page);
     } finally {
       packet.unsubscribe();
+    }
+  });
+
+  it('answers 502 BadGateway when a bare JSON reply holds no JSON object or array', async () => {
+    await stack.stopOmsReplicas();
+    const bare = nats.subscribe(`${stack.env.NATS_SUBJECT_PREFIX}${Subjects.oms.shipments.list}`, {
+      queue: 'oms',
+      callback: (_error, message) => {
+        const replyHeaders = natsHeaders();
+        replyHeaders.set(REPLY_FORMAT_HEADER, BARE_JSON);
+        message.respond('oms.shipments.list exploded', { headers: replyHeaders });
+      },
+    });
+    await nats.flush();
+    try {
+      expectOpaqueFailure(await stack.request('GET', path, { token: tenant.token }), 502, 'BadGateway');
+    } finally {
+      bare.unsubscribe();
     }
   });
 
