@@ -1,4 +1,4 @@
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { type ListShipmentsRequest, Subjects } from '@tracking/contracts';
 import { BARE_JSON, NatsRpcClient, REPLY_FORMAT_HEADER } from '@tracking/messaging';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -359,12 +359,12 @@ describe('shipments when the OMS fails', () => {
   };
 
   /** A fake OMS on the list subject; `answer` gives the raw reply, or undefined to stay silent. */
-  const fakeOms = (answer: (request: Uint8Array) => string | undefined) =>
+  const fakeOms = (answer: (request: Uint8Array) => string | undefined, replyHeaders?: MsgHdrs) =>
     nats.subscribe(`${stack.env.NATS_SUBJECT_PREFIX}${Subjects.oms.shipments.list}`, {
       queue: 'oms',
       callback: (_error, message) => {
         const reply = answer(message.data);
-        if (reply !== undefined) message.respond(reply);
+        if (reply !== undefined) message.respond(reply, replyHeaders && { headers: replyHeaders });
       },
     });
 
@@ -442,14 +442,9 @@ describe('shipments when the OMS fails', () => {
 
   it('answers 502 BadGateway when a bare JSON reply holds no JSON object or array', async () => {
     await stack.stopOmsReplicas();
-    const bare = nats.subscribe(`${stack.env.NATS_SUBJECT_PREFIX}${Subjects.oms.shipments.list}`, {
-      queue: 'oms',
-      callback: (_error, message) => {
-        const replyHeaders = natsHeaders();
-        replyHeaders.set(REPLY_FORMAT_HEADER, BARE_JSON);
-        message.respond('oms.shipments.list exploded', { headers: replyHeaders });
-      },
-    });
+    const bareJson = natsHeaders();
+    bareJson.set(REPLY_FORMAT_HEADER, BARE_JSON);
+    const bare = fakeOms(() => 'oms.shipments.list exploded', bareJson);
     await nats.flush();
     try {
       expectOpaqueFailure(await stack.request('GET', path, { token: tenant.token }), 502, 'BadGateway');
