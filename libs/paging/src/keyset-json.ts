@@ -15,6 +15,14 @@ export class SqlConditions {
     return this;
   }
 
+  /** A copy with one condition more; this one stays as it is. */
+  and(condition: (placeholder: string) => string, value: unknown): SqlConditions {
+    const copy = new SqlConditions();
+    copy.conditions.push(...this.conditions);
+    copy.params.push(...this.params);
+    return copy.add(condition, value);
+  }
+
   get sql(): string {
     return this.conditions.join(' AND ');
   }
@@ -44,22 +52,21 @@ export interface KeysetJsonQuery<Row extends [seq: string, ...columns: unknown[]
  */
 export async function keysetJsonPage<Row extends [seq: string, ...columns: unknown[]]>(query: KeysetJsonQuery<Row>): Promise<string> {
   const { dataSource, table, columns, where, page, codec, binding } = query;
-  const total = page.includeTotal
-    ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, [...where.params])
-    : undefined;
-  const paged = new SqlConditions();
-  paged.conditions.push(...where.conditions);
-  paged.params.push(...where.params);
-  if (page.cursor !== undefined) paged.add((p) => `seq > ${p}`, codec.decode(binding, page.cursor));
-  const rows = await preparedRows<Row>(
-    dataSource,
-    `SELECT seq, ${columns} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`,
-    [...paged.params, page.limit + 1],
-  );
+  // The cursor is checked before any query starts, so that a refused cursor leaves none running.
+  const paged = page.cursor === undefined ? where : where.and((p) => `seq > ${p}`, codec.decode(binding, page.cursor));
+  // Both queries at once, awaited together: a failing count never goes unobserved.
+  const [rows, total] = await Promise.all([
+    preparedRows<Row>(
+      dataSource,
+      `SELECT seq, ${columns} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`,
+      [...paged.params, page.limit + 1],
+    ),
+    page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, where.params) : undefined,
+  ]);
   const hasMore = rows.length > page.limit;
   if (hasMore) rows.length = page.limit;
   const last = rows.at(-1);
   const metadata: PageMetadata = { nextCursor: hasMore && last ? codec.encode(binding, last[0]) : null };
-  if (total !== undefined) metadata.total = (await total)[0]?.[0] ?? 0;
+  if (total !== undefined) metadata.total = total[0]?.[0] ?? 0;
   return `{"${query.itemsKey}":[${rows.map(query.toJson).join(',')}],"metadata":${JSON.stringify(metadata)}}`;
 }

@@ -17,19 +17,23 @@ export async function keysetPage<T extends ObjectLiteral>(
   options: { seqColumn: string; seqProperty: keyof T; page: PageRequest; codec: CursorCodec; binding: string },
 ): Promise<KeysetPage<T>> {
   const { seqColumn, seqProperty, page, codec, binding } = options;
-  const total = page.includeTotal ? query.clone().getCount() : undefined;
   const paged = query.clone();
+  // The cursor is checked before any query starts, so that a refused cursor leaves none running.
   if (page.cursor !== undefined) {
     paged.andWhere(`${seqColumn} > :afterSeq`, { afterSeq: codec.decode(binding, page.cursor) });
   }
-  const rows = await paged.orderBy(seqColumn, 'ASC').limit(page.limit + 1).getMany();
+  // Both queries at once, awaited together: a failing count never goes unobserved.
+  const [rows, total] = await Promise.all([
+    paged.orderBy(seqColumn, 'ASC').limit(page.limit + 1).getMany(),
+    page.includeTotal ? query.clone().getCount() : undefined,
+  ]);
   const hasMore = rows.length > page.limit;
   if (hasMore) rows.length = page.limit;
   const last = rows.at(-1);
   const metadata: PageMetadata = {
     nextCursor: hasMore && last ? codec.encode(binding, String(last[seqProperty])) : null,
   };
-  if (total !== undefined) metadata.total = await total;
+  if (total !== undefined) metadata.total = total;
   return { rows, metadata };
 }
 

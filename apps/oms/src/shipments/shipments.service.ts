@@ -38,7 +38,7 @@ export class ShipmentsService {
     private readonly dms: DmsClient,
   ) {}
 
-  /** The page as JSON text that PostgreSQL built (see `findPageJson`): passed on, never parsed. */
+  /** The page as JSON text (see `findPageJson`): passed on, never parsed. */
   async list(request: ListShipmentsRequest): Promise<JsonReply<ItemPage<Shipment>>> {
     return new JsonReply(await this.shipments.findPageJson(request, request.page, request.filters));
   }
