@@ -5,7 +5,7 @@
 // bench/results/latest.json. See BENCHMARKS.md for the method and bench/lib/config.mjs for the settings.
 import { join } from 'node:path';
 import { readBenchConfig, resultsDir } from './lib/config.mjs';
-import { CpuMeter } from './lib/cpu.mjs';
+import { brokerPids, CpuMeter } from './lib/cpu.mjs';
 import { issueToken } from './lib/http.mjs';
 import { measure } from './lib/load.mjs';
 import { ensureReferenceDependencies, prepareReferenceData, startReference } from './lib/reference.mjs';
@@ -43,7 +43,8 @@ async function main() {
 
   const names = databaseNames(config);
   const maintenance = databaseUrl(config, 'postgres');
-  const stackCpu = new CpuMeter(maintenance, () => stack.pids(), [names.gateway, names.oms, names.dms]);
+  const brokers = brokerPids();
+  const stackCpu = new CpuMeter(maintenance, () => ({ ...stack.pids(), ...brokers }), [names.gateway, names.oms, names.dms]);
   const ours = meter(stackCpu);
   const theirs = meter(new CpuMeter(maintenance, () => ({ reference: reference.child.pid }), [names.reference]));
   const plan = [
@@ -118,7 +119,7 @@ function printSummary() {
   ]);
   print(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'req/s per run', 'CPU ms/req', 'of which'], rows));
   const loads = Object.values(results.scenarios).flatMap(({ runs }) => runs.map((run) => run.loadAverage));
-  print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes and their PostgreSQL backends, not the load generator)`);
+  print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes, their PostgreSQL backends and, for our stack, the NATS and Redis servers; not the load generator)`);
 
   for (const [label, ratio] of Object.entries(results.ratios)) {
     if (ratio) {

@@ -1,7 +1,7 @@
 // CPU time used by the processes under test and by their PostgreSQL backends, from /proc. Divided by
 // the requests served, it gives CPU milliseconds per request: a figure that other load on a shared
 // machine disturbs far less than requests per second or latency.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
 // Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel configuration.
@@ -17,6 +17,25 @@ export function processCpuMs(pid) {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The pids of the machine's broker processes the stack talks to (NATS, Redis), by command name: they are
+ * shared services, but nothing else uses them while the bench runs, and their CPU is part of our cost.
+ */
+export function brokerPids() {
+  const wanted = { 'nats-server': 'nats', 'redis-server': 'redis' };
+  const found = {};
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const name = wanted[readFileSync(`/proc/${entry}/comm`, 'utf8').trim()];
+      if (name && found[name] === undefined) found[name] = Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
 }
 
 export class CpuMeter {
