@@ -555,6 +555,15 @@ describe('points of interest over HTTP', () => {
       expect((await del(poi.id, undefined, deletePath)).status).toBe(204);
       expect(await shipmentRow(cancelled)).toEqual({ status: 'Cancelled', origin_id: null, destination_id: other.id });
       expect(await shipmentRow(completed)).toEqual({ status: 'Completed', origin_id: other.id, destination_id: null });
+      // The API shows the cleared references too: the foreign key's update rewrites the stored JSON.
+      const shipments = `/v1/accounts/${tenant.accountIds[2]}/shipments`;
+      const shown = async (id: string) => (await stack.request('GET', `${shipments}/${id}`, { token: tenant.token })).body;
+      expect(await shown(cancelled)).toMatchObject({ id: cancelled, originId: null, destinationId: other.id });
+      expect(await shown(completed)).toMatchObject({ id: completed, originId: other.id, destinationId: null });
+      const listed = await stack.request('GET', `${shipments}?status=Cancelled,Completed&limit=100`, { token: tenant.token });
+      const byId = new Map((listed.body.items as { id: string }[]).map((item) => [item.id, item]));
+      expect(byId.get(cancelled)).toMatchObject({ originId: null, destinationId: other.id });
+      expect(byId.get(completed)).toMatchObject({ originId: other.id, destinationId: null });
     });
 
     it('checks If-Match before use: a stale ETag is 412 even when in use', async () => {

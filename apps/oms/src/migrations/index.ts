@@ -3,6 +3,7 @@ import { CreatePointsOfInterest1763800001000 } from './1763800001000-create-poin
 import { ConstrainShipmentFields1763800002000 } from './1763800002000-constrain-shipment-fields.js';
 import { CreateSetsAndItems1763800003000 } from './1763800003000-create-sets-and-items.js';
 import { CreateOperations1763800004000 } from './1763800004000-create-operations.js';
+import { StoreShipmentJson1763800005000 } from './1763800005000-store-shipment-json.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -11,4 +12,5 @@ export const omsMigrations = [
   ConstrainShipmentFields1763800002000,
   CreateSetsAndItems1763800003000,
   CreateOperations1763800004000,
+  StoreShipmentJson1763800005000,
 ];

@@ -2,6 +2,11 @@ import { VersionedRecord } from '@tracking/database';
 import { Column, Entity } from 'typeorm';
 import type { Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
 
+/**
+ * A shipment's row. The table also holds `api_json`, the shipment as the API shows it, which a trigger
+ * writes on every insert and update; the entity leaves it out, and only the hot reads of
+ * `ShipmentRepository` select it.
+ */
 @Entity({ name: 'shipments' })
 export class ShipmentEntity extends VersionedRecord {
   @Column({ name: 'tenant_id', type: 'uuid' })

@@ -1,74 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { AccountScope, PageRequest, ShipmentFilters } from '@tracking/contracts';
-import { jsonPlain, jsonRaw, jsonText, preparedRows, sqlDateTime } from '@tracking/database';
+import { preparedRows } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
 
 /**
- * The columns of a shipment as text, in the order of `toShipment`'s fields, for `shipmentJson`: PostgreSQL
- * formats the timestamps and writes tags and metadata as JSON (its text output costs it a quarter of what
- * `json_build_object` does), so that the driver parses nothing.
+ * A row's `api_json`: the shipment as `toShipment` shows it, as JSON text that a trigger writes on every
+ * insert and update (migration `StoreShipmentJson1763800005000`), so the hot reads pass it on as it is.
  */
-const SHIPMENT_TEXT_COLUMNS = [
-  'id',
-  'name',
-  'reference',
-  'status',
-  'mode',
-  'carrier',
-  'origin_id',
-  'destination_id',
-  sqlDateTime('planned_departure_at'),
-  sqlDateTime('planned_arrival_at'),
-  sqlDateTime('departed_at'),
-  sqlDateTime('delivered_at'),
-  sqlDateTime('completed_at'),
-  sqlDateTime('cancelled_at'),
-  'array_to_json(tags)::text',
-  'metadata::text',
-  sqlDateTime('created_at'),
-  sqlDateTime('updated_at'),
-].join(', ');
-
-type Text = string | null;
-type ShipmentTextRow = [
-  seq: string,
-  id: string,
-  name: string,
-  reference: Text,
-  status: string,
-  mode: Text,
-  carrier: Text,
-  originId: Text,
-  destinationId: Text,
-  plannedDepartureAt: Text,
-  plannedArrivalAt: Text,
-  departedAt: Text,
-  deliveredAt: Text,
-  completedAt: Text,
-  cancelledAt: Text,
-  tags: string,
-  metadata: string,
-  createdAt: string,
-  updatedAt: string,
-];
-
-/** The JSON of `toShipment` (same fields, order and formats) from a row of `SHIPMENT_TEXT_COLUMNS`. */
-function shipmentJson(row: ShipmentTextRow): string {
-  const [, id, name, reference, status, mode, carrier, originId, destinationId, plannedDepartureAt, plannedArrivalAt] = row;
-  const [departedAt, deliveredAt, completedAt, cancelledAt, tags, metadata, createdAt, updatedAt] = row.slice(11) as Text[];
-  return (
-    `{"id":${jsonPlain(id)},"name":${jsonText(name)},"reference":${jsonText(reference)},"status":${jsonPlain(status)},` +
-    `"mode":${jsonPlain(mode)},"carrier":${jsonText(carrier)},` +
-    `"originId":${jsonPlain(originId)},"destinationId":${jsonPlain(destinationId)},` +
-    `"plannedDepartureAt":${jsonPlain(plannedDepartureAt)},"plannedArrivalAt":${jsonPlain(plannedArrivalAt)},` +
-    `"departedAt":${jsonPlain(departedAt)},"deliveredAt":${jsonPlain(deliveredAt)},"completedAt":${jsonPlain(completedAt)},` +
-    `"cancelledAt":${jsonPlain(cancelledAt)},"tags":${jsonRaw(tags)},"metadata":${jsonRaw(metadata)},` +
-    `"createdAt":${jsonPlain(createdAt)},"updatedAt":${jsonPlain(updatedAt)}}`
-  );
-}
+const storedJson = ([, json]: [seq: string, json: string]) => json;
 
 @Injectable()
 export class ShipmentRepository {
@@ -91,7 +33,7 @@ export class ShipmentRepository {
 
   /**
    * One page of the account's shipments as the API shows them, as JSON text: the hottest read of the API,
-   * so `keysetJsonPage`'s prepared statement and text rows rather than TypeORM's entities.
+   * so `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
   findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId).add((p) => `tenant_id = ${p}`, scope.tenantId);
@@ -102,7 +44,7 @@ export class ShipmentRepository {
     return keysetJsonPage({
       dataSource: this.shipments.manager.connection,
       table: 'shipments',
-      columns: SHIPMENT_TEXT_COLUMNS,
+      columns: 'api_json',
       where,
       page,
       codec: this.cursors,
@@ -114,21 +56,21 @@ export class ShipmentRepository {
         tag: filters.tag,
       }),
       itemsKey: 'items',
-      toJson: shipmentJson,
+      toJson: storedJson,
     });
   }
 
   /**
    * The shipment as the API shows it, as JSON text, with its version; null when the account has no such
-   * shipment. A hot read, so the same prepared statement and text row as the list's.
+   * shipment. A hot read, so a prepared statement and the stored `api_json`, as the list.
    */
   async findOneJson(scope: AccountScope, id: string): Promise<{ json: string; version: number } | null> {
-    const [row] = await preparedRows<[...ShipmentTextRow, version: number]>(
+    const [row] = await preparedRows<[json: string, version: number]>(
       this.shipments.manager.connection,
-      `SELECT seq, ${SHIPMENT_TEXT_COLUMNS}, version FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3`,
+      'SELECT api_json, version FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3',
       [id, scope.accountId, scope.tenantId],
     );
-    return row ? { json: shipmentJson(row.slice(0, 19) as ShipmentTextRow), version: row[19] } : null;
+    return row ? { json: row[0], version: row[1] } : null;
   }
 
   /** Runs `work` with the shipment locked against concurrent changes until it returns. */
