@@ -53,7 +53,12 @@ describe('NatsRpcClient', () => {
   it('fails a call with GatewayTimeout when no reply comes in time, drops the late reply, and answers the next call', async () => {
     const rpc = new NatsRpcClient(client, prefix, 5000);
     let late: Msg | undefined;
-    const slow = responder.subscribe(prefix + SUBJECT, { max: 1, callback: (_error, request) => (late = request) });
+    const slow = responder.subscribe(prefix + SUBJECT, {
+      max: 1,
+      callback: (_error, request) => {
+        late = request;
+      },
+    });
     await responder.flush();
     await expect(rpc.call(SUBJECT, { n: 1 }, { timeoutMs: 200 })).rejects.toMatchObject({ code: ErrorCode.GatewayTimeout });
     expect(late).toBeDefined();
