@@ -6,4 +6,3 @@ export * from './versioning.js';
 export * from './pg-errors.js';
 export * from './migrate-command.js';
 export * from './prepared-rows.js';
-export * from './json-text.js';

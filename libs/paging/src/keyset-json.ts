@@ -28,11 +28,14 @@ export class SqlConditions {
   }
 }
 
-export interface KeysetJsonQuery<Row extends [seq: string, ...columns: unknown[]]> {
+export interface KeysetJsonQuery {
   dataSource: DataSource;
   table: string;
-  /** The columns after `seq` (which each row starts with), as `toJson` reads them. */
-  columns: string;
+  /**
+   * The column holding each row's item as the API shows it, as JSON text (`api_json`, which a trigger
+   * keeps up to date on every write).
+   */
+  jsonColumn: string;
   /** Every filter, scope included; `binding` must describe the same filters. */
   where: SqlConditions;
   page: PageRequest;
@@ -40,25 +43,23 @@ export interface KeysetJsonQuery<Row extends [seq: string, ...columns: unknown[]
   binding: string;
   /** The page's key of the items (`items`, `devices`). */
   itemsKey: string;
-  /** One row's item as JSON text. */
-  toJson: (row: Row) => string;
 }
 
 /**
  * One page, as JSON text, of `table` in ascending `seq` order after the position in `page.cursor`, for
- * the hottest reads: a statement prepared once per connection whose rows are text that `toJson` strings
- * together (no entity, no object, no `JSON.stringify` of one). Fetches one row more than the limit to
- * know whether a next page exists, as `keysetPage` does.
+ * the hottest reads: a statement prepared once per connection that selects each row's stored JSON,
+ * strung together as it is (no entity, no object, no `JSON.stringify` of one). Fetches one row more than
+ * the limit to know whether a next page exists, as `keysetPage` does.
  */
-export async function keysetJsonPage<Row extends [seq: string, ...columns: unknown[]]>(query: KeysetJsonQuery<Row>): Promise<string> {
-  const { dataSource, table, columns, where, page, codec, binding } = query;
+export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
+  const { dataSource, table, jsonColumn, where, page, codec, binding } = query;
   // The cursor is checked before any query starts, so that a refused cursor leaves none running.
   const paged = page.cursor === undefined ? where : where.and((p) => `seq > ${p}`, codec.decode(binding, page.cursor));
   // Both queries at once, awaited together: a failing count never goes unobserved.
   const [rows, total] = await Promise.all([
-    preparedRows<Row>(
+    preparedRows<[seq: string, json: string]>(
       dataSource,
-      `SELECT seq, ${columns} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`,
+      `SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`,
       [...paged.params, page.limit + 1],
     ),
     page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, where.params) : undefined,
@@ -68,5 +69,5 @@ export async function keysetJsonPage<Row extends [seq: string, ...columns: unkno
   const last = rows.at(-1);
   const metadata: PageMetadata = { nextCursor: hasMore && last ? codec.encode(binding, last[0]) : null };
   if (total !== undefined) metadata.total = total[0]?.[0] ?? 0;
-  return `{"${query.itemsKey}":[${rows.map(query.toJson).join(',')}],"metadata":${JSON.stringify(metadata)}}`;
+  return `{"${query.itemsKey}":[${rows.map((row) => row[1]).join(',')}],"metadata":${JSON.stringify(metadata)}}`;
 }

@@ -2,6 +2,10 @@ import type { DeviceStatus, Metadata } from '@tracking/contracts';
 import { VersionedRecord } from '@tracking/database';
 import { Column, Entity } from 'typeorm';
 
+/**
+ * A device's row. The table also holds `api_json`, the device as the API shows it, which a trigger
+ * writes on every insert and update; the entity leaves it out, and only the device list selects it.
+ */
 @Entity({ name: 'devices' })
 export class DeviceEntity extends VersionedRecord {
   @Column({ name: 'tenant_id', type: 'uuid' })

@@ -1,66 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
-import { jsonNumber, jsonPlain, jsonRaw, jsonText, sqlDateTime } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
-
-/**
- * The columns of a device, in the order of `toDevice`'s fields, for `deviceJson`: text, but for the
- * doubles, which the driver parses; PostgreSQL formats the timestamps and writes the metadata as JSON.
- */
-const DEVICE_TEXT_COLUMNS = [
-  'id',
-  'serial_number',
-  'model',
-  'status',
-  'shipment_id',
-  'set_id',
-  'firmware_version',
-  'battery_level',
-  sqlDateTime('last_seen_at'),
-  'last_location_lat',
-  'last_location_lng',
-  'metadata::text',
-  sqlDateTime('created_at'),
-  sqlDateTime('updated_at'),
-  sqlDateTime('retired_at'),
-].join(', ');
-
-type Text = string | null;
-type DeviceTextRow = [
-  seq: string,
-  id: string,
-  serialNumber: string,
-  model: string,
-  status: string,
-  shipmentId: Text,
-  setId: Text,
-  firmwareVersion: Text,
-  batteryLevel: number | null,
-  lastSeenAt: Text,
-  lat: number | null,
-  lng: number | null,
-  metadata: string,
-  createdAt: string,
-  updatedAt: string,
-  retiredAt: Text,
-];
-
-/** The JSON of `toDevice` (same fields, order and formats) from a row of `DEVICE_TEXT_COLUMNS`. */
-function deviceJson(row: DeviceTextRow): string {
-  const [, id, serialNumber, model, status, shipmentId, setId, firmwareVersion, batteryLevel, lastSeenAt, lat, lng] = row;
-  const [metadata, createdAt, updatedAt, retiredAt] = row.slice(12) as [string, string, string, Text];
-  const lastLocation = lat === null || lng === null ? 'null' : `{"lat":${jsonNumber(lat)},"lng":${jsonNumber(lng)}}`;
-  return (
-    `{"id":${jsonPlain(id)},"serialNumber":${jsonText(serialNumber)},"model":${jsonText(model)},"status":${jsonPlain(status)},` +
-    `"shipmentId":${jsonPlain(shipmentId)},"setId":${jsonPlain(setId)},"firmwareVersion":${jsonText(firmwareVersion)},` +
-    `"batteryLevel":${jsonNumber(batteryLevel)},"lastSeenAt":${jsonPlain(lastSeenAt)},"lastLocation":${lastLocation},` +
-    `"metadata":${jsonRaw(metadata)},"createdAt":${jsonPlain(createdAt)},"updatedAt":${jsonPlain(updatedAt)},` +
-    `"retiredAt":${jsonPlain(retiredAt)}}`
-  );
-}
 
 @Injectable()
 export class DeviceRepository {
@@ -79,7 +22,7 @@ export class DeviceRepository {
 
   /**
    * One page of the account's devices as the API shows them, as JSON text: a hot read, so
-   * `keysetJsonPage`'s prepared statement and text rows rather than TypeORM's entities.
+   * `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
   findPageJson(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<string> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId).add((p) => `tenant_id = ${p}`, scope.tenantId);
@@ -89,7 +32,7 @@ export class DeviceRepository {
     return keysetJsonPage({
       dataSource: this.devices.manager.connection,
       table: 'devices',
-      columns: DEVICE_TEXT_COLUMNS,
+      jsonColumn: 'api_json',
       where,
       page,
       codec: this.cursors,
@@ -101,7 +44,6 @@ export class DeviceRepository {
         shipmentId: filters.shipmentId,
       }),
       itemsKey: 'devices',
-      toJson: deviceJson,
     });
   }
 

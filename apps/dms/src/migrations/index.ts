@@ -3,6 +3,7 @@ import { CompleteDevices1763800004000 } from './1763800004000-complete-devices.j
 import { IndexDeviceSets1763800005000 } from './1763800005000-index-device-sets.js';
 import { CreateReleasedLinkTargets1763800006000 } from './1763800006000-create-released-link-targets.js';
 import { CreateOperationOutcomes1763800007000 } from './1763800007000-create-operation-outcomes.js';
+import { StoreDeviceJson1763800008000 } from './1763800008000-store-device-json.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -11,4 +12,5 @@ export const dmsMigrations = [
   IndexDeviceSets1763800005000,
   CreateReleasedLinkTargets1763800006000,
   CreateOperationOutcomes1763800007000,
+  StoreDeviceJson1763800008000,
 ];

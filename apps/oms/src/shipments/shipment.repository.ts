@@ -6,12 +6,6 @@ import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditi
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
 
-/**
- * A row's `api_json`: the shipment as `toShipment` shows it, as JSON text that a trigger writes on every
- * insert and update (migration `StoreShipmentJson1763800005000`), so the hot reads pass it on as it is.
- */
-const storedJson = ([, json]: [seq: string, json: string]) => json;
-
 @Injectable()
 export class ShipmentRepository {
   constructor(
@@ -44,7 +38,7 @@ export class ShipmentRepository {
     return keysetJsonPage({
       dataSource: this.shipments.manager.connection,
       table: 'shipments',
-      columns: 'api_json',
+      jsonColumn: 'api_json',
       where,
       page,
       codec: this.cursors,
@@ -56,7 +50,6 @@ export class ShipmentRepository {
         tag: filters.tag,
       }),
       itemsKey: 'items',
-      toJson: storedJson,
     });
   }
 

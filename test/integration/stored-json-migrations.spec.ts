@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { createServiceDataSource, ensureDatabase } from '@tracking/database';
+import { databaseUrl, dropDatabases } from '@tracking/testing';
+import type { DataSource, EntityTarget, MigrationInterface } from 'typeorm';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { DeviceEntity } from '../../apps/dms/src/devices/device.entity.js';
+import { toDevice } from '../../apps/dms/src/devices/devices.service.js';
+import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
+import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
+import { ShipmentEntity } from '../../apps/oms/src/shipments/shipment.entity.js';
+import { toShipment } from '../../apps/oms/src/shipments/shipments.service.js';
+
+type Row = Record<string, unknown>;
+
+interface StoredJsonCase<Entity> {
+  service: string;
+  migrations: (new () => MigrationInterface)[];
+  migration: string;
+  entity: EntityTarget<Entity>;
+  table: string;
+  functions: string[];
+  /** Rows that exercise every kind of value the stored JSON has to write as the service's mapper does. */
+  rows: Row[];
+  toApi: (entity: Entity) => unknown;
+}
+
+const awkwardText = 'Quote " backslash \\ newline \n tab \t control \u0001 emoji 🚚 é </script>';
+
+const shipments: StoredJsonCase<ShipmentEntity> = {
+  service: 'oms',
+  migrations: omsMigrations,
+  migration: 'StoreShipmentJson1763800005000',
+  entity: ShipmentEntity,
+  table: 'shipments',
+  functions: ['shipments_api_json', 'api_json_string', 'api_json_date_time'],
+  rows: [
+    {
+      name: awkwardText,
+      reference: 'REF-"1"',
+      status: 'InTransit',
+      mode: 'Sea',
+      carrier: awkwardText,
+      planned_departure_at: '2026-01-02T03:04:05.678Z',
+      planned_arrival_at: '2026-02-03T04:05:06.789123Z',
+      departed_at: '1999-12-31T23:59:59.999Z',
+      tags: ['a', 'b "c"', 'ünï'],
+      metadata: { nested: { list: [1, 2.5, -3e-7, null, true], text: 'x\ny' }, empty: {} },
+    },
+    { name: 'All optional fields empty', status: 'Planned', tags: [], metadata: {} },
+  ],
+  toApi: toShipment,
+};
+
+const devices: StoredJsonCase<DeviceEntity> = {
+  service: 'dms',
+  migrations: dmsMigrations,
+  migration: 'StoreDeviceJson1763800008000',
+  entity: DeviceEntity,
+  table: 'devices',
+  functions: ['devices_api_json', 'api_json_number', 'api_json_string', 'api_json_date_time'],
+  rows: [
+    {
+      serial_number: awkwardText,
+      model: 'Model "X"',
+      status: 'Available',
+      firmware_version: '1.2.3-β',
+      battery_level: 12.345678901234567,
+      last_seen_at: '2026-03-04T05:06:07.891Z',
+      // A string: the driver would send the number -0 as '0'.
+      last_location_lat: '-0',
+      last_location_lng: 1e-7,
+      metadata: { reading: { celsius: -4.25, tags: ['cold', 'chain'] } },
+    },
+    {
+      serial_number: 'SN-RETIRED',
+      model: 'M',
+      status: 'Retired',
+      retired_at: '2026-05-06T07:08:09.100Z',
+      battery_level: 100,
+      last_location_lat: 89.99999999999999,
+      last_location_lng: -180,
+      metadata: {},
+    },
+    { serial_number: 'SN-EMPTY', model: 'M', status: 'Available', battery_level: 0, metadata: {} },
+  ],
+  toApi: toDevice,
+};
+
+describe.each([shipments, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
+  const prefix = `${inject('runId')}_stored_json_${process.pid}_${subject.service}_`;
+  const url = databaseUrl(`${prefix}db`);
+  const open: DataSource[] = [];
+  afterAll(async () => {
+    await Promise.all(open.map((dataSource) => dataSource.destroy()));
+    await dropDatabases(prefix);
+  });
+
+  async function dataSource(migrations: StoredJsonCase<object>['migrations']): Promise<DataSource> {
+    const created = createServiceDataSource({ url, poolSize: 2, entities: [subject.entity], migrations, applicationName: 'test' });
+    open.push(await created.initialize());
+    return created;
+  }
+
+  it(`writes the JSON of every row already stored as the service shows it, and undoes cleanly`, async () => {
+    await ensureDatabase(url);
+    const before = await dataSource(subject.migrations.filter((migration) => migration.name !== subject.migration));
+    await before.runMigrations();
+    const ids: string[] = [];
+    for (const row of subject.rows) {
+      const id = randomUUID();
+      ids.push(id);
+      const tenant = randomUUID();
+      const columns: Row = { id, tenant_id: tenant, account_id: tenant, ...row };
+      const names = Object.keys(columns);
+      await before.query(
+        `INSERT INTO ${subject.table} (${names.join(', ')}, created_at, updated_at)
+         VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}, now(), clock_timestamp())`,
+        Object.values(columns),
+      );
+    }
+
+    const after = await dataSource(subject.migrations);
+    const applied = await after.runMigrations();
+    expect(applied.map((migration) => migration.name)).toEqual([subject.migration]);
+    for (const id of ids) {
+      const [{ api_json: json }] = (await after.query(`SELECT api_json FROM ${subject.table} WHERE id = $1`, [id])) as { api_json: string }[];
+      // What the API wrote before, through JSON.stringify (which writes -0 as 0).
+      const expected: unknown = JSON.parse(JSON.stringify(subject.toApi(await after.manager.findOneByOrFail(subject.entity, { id }))));
+      // The same value with its fields in the same order (metadata keeps PostgreSQL's jsonb spacing).
+      expect(JSON.parse(json)).toEqual(expected);
+      expect(Object.keys(JSON.parse(json))).toEqual(Object.keys(expected as object));
+    }
+    expect(await after.query(`SELECT count(*)::int AS missing FROM ${subject.table} WHERE api_json IS NULL`)).toEqual([{ missing: 0 }]);
+
+    await after.undoLastMigration();
+    const columns = (await after.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name = 'api_json'`,
+      [subject.table],
+    )) as unknown[];
+    expect(columns).toEqual([]);
+    expect(await after.query('SELECT proname FROM pg_proc WHERE proname = ANY($1)', [subject.functions])).toEqual([]);
+  });
+});
