@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServiceDataSource, ensureDatabase } from '@tracking/database';
 import { databaseUrl, dropDatabases } from '@tracking/testing';
-import type { DataSource, EntityTarget, MigrationInterface } from 'typeorm';
+import type { DataSource, MigrationInterface } from 'typeorm';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { DeviceEntity } from '../../apps/dms/src/devices/device.entity.js';
 import { toDevice } from '../../apps/dms/src/devices/devices.service.js';
@@ -16,7 +16,7 @@ interface StoredJsonCase<Entity> {
   service: string;
   migrations: (new () => MigrationInterface)[];
   migration: string;
-  entity: EntityTarget<Entity>;
+  entity: new () => Entity;
   table: string;
   functions: string[];
   /** Rows that exercise every kind of value the stored JSON has to write as the service's mapper does. */

@@ -4,6 +4,7 @@ import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@
 import { currentRequestId, DomainError } from '@tracking/core';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
+import { TurnBatch } from './turn-batch.js';
 
 export interface RpcCallOptions {
   /** Default: the request this code works for (`runInRequestContext`), so nested calls carry it on. */
@@ -90,6 +91,8 @@ interface Waiting {
 class ReplyInbox {
   private readonly inbox = `${createInbox()}.`;
   private readonly waiting = new Map<string, Waiting>();
+  /** The requests of one event-loop turn leave together: one socket write for all of them. */
+  private readonly requests = new TurnBatch();
   private nextToken = 0;
   /** Set when the subscription or the connection ended: the client then opens a new inbox. */
   closed = false;
@@ -107,14 +110,16 @@ class ReplyInbox {
         reject(new DomainError(ErrorCode.GatewayTimeout, 'The service did not answer in time; retry with backoff.'));
       }, timeoutMs);
       this.waiting.set(token, { resolve, reject, timer });
-      try {
-        this.connection.publish(subject, packet, { reply: this.inbox + token, headers });
-      } catch {
-        // Closed or draining: nothing was sent.
-        this.waiting.delete(token);
-        clearTimeout(timer);
-        reject(brokerUnreachable());
-      }
+      this.requests.add(() => {
+        try {
+          this.connection.publish(subject, packet, { reply: this.inbox + token, headers });
+        } catch {
+          // Closed or draining: nothing was sent.
+          this.waiting.delete(token);
+          clearTimeout(timer);
+          reject(brokerUnreachable());
+        }
+      });
     });
   }
 

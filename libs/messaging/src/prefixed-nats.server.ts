@@ -3,6 +3,7 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { ERROR_STATUS, ErrorCode, Headers, isErrorCode } from '@tracking/contracts';
 import { type Logger, runInRequestContext } from '@tracking/core';
 import { InFlight } from './in-flight.js';
+import { TurnBatch } from './turn-batch.js';
 import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 
@@ -43,6 +44,7 @@ export class PrefixedNatsServer extends ServerNats {
   private connection: NatsConnection | undefined;
   private readonly inFlight = new InFlight();
   private readonly handling = new WeakMap<Msg, Handling>();
+  private readonly replies = new TurnBatch();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -97,20 +99,30 @@ export class PrefixedNatsServer extends ServerNats {
     }
   }
 
-  /** Nest publishes the reply after `handleMessage` has returned; the reply is where a message ends. */
+  /**
+   * Nest publishes the reply after `handleMessage` has returned; the reply is where a message ends.
+   * Replies wait for the end of the event loop's turn and go out together (`replies`), so that the
+   * NATS client writes the replies of every query that finished in that turn with one socket write, and
+   * the NATS server reads them with one read. A message is settled once its reply is handed to the client.
+   */
   override getPublisher(message: Msg, id: string, context: Parameters<ServerNats['getPublisher']>[2]): (response: unknown) => unknown {
     const publish = super.getPublisher(message, id, context);
     const handling = this.handling.get(message);
     if (!handling) return publish;
     handling.replying = true;
     return (response) => {
-      try {
-        const reply = (response as { response?: unknown } | null)?.response;
-        if (reply instanceof JsonReply && message.reply) return respondJson(message, id, reply.json, response as Packet);
-        return publish(response);
-      } finally {
-        this.settle(handling, outcomeOf(response));
-      }
+      this.replies.add(() => {
+        try {
+          const reply = (response as { response?: unknown } | null)?.response;
+          if (reply instanceof JsonReply && message.reply) respondJson(message, id, reply.json, response as Packet);
+          else publish(response);
+        } catch (error) {
+          // The connection closed under the reply: the caller times out, as it would on a lost message.
+          this.instrumentation.logger?.warn({ err: error, subject: handling.subject }, 'reply not sent');
+        } finally {
+          this.settle(handling, outcomeOf(response));
+        }
+      });
     };
   }
 
