@@ -1,5 +1,5 @@
 /**
- * A reply a handler has already encoded as JSON (a page strung together from PostgreSQL's text columns),
+ * A reply a handler has already encoded as JSON (a page strung together from the rows' stored `api_json`),
  * so that neither the service nor the gateway parses and re-encodes it: the service sends the text as it is
  * to a caller that asked for it (`callJson`), which hands the bytes on to its HTTP client.
  *

@@ -3,9 +3,9 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { ERROR_STATUS, ErrorCode, Headers, isErrorCode } from '@tracking/contracts';
 import { type Logger, runInRequestContext } from '@tracking/core';
 import { InFlight } from './in-flight.js';
-import { TurnBatch } from './turn-batch.js';
 import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
+import { TurnBatch } from './turn-batch.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
 
