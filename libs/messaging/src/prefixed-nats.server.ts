@@ -78,6 +78,14 @@ export class PrefixedNatsServer extends ServerNats {
     }
   }
 
+  /**
+   * Our patterns are plain subjects. Nest's version first tries `JSON.parse` on the pattern, for object
+   * patterns, and so throws and catches a `SyntaxError` for every message: 3 % of a service's CPU time.
+   */
+  override getRouteFromPattern(pattern: string): string {
+    return this.messageHandlers.has(pattern) ? pattern : super.getRouteFromPattern(pattern);
+  }
+
   override async handleMessage(channel: string, message: Msg): Promise<void> {
     const handling: Handling = {
       subject: channel,
