@@ -366,6 +366,16 @@ describe('hostile input', () => {
       // The JWKS is fetched by libraries and caches that may add a query of their own.
       expect((await stack.request('GET', '/v1/.well-known/jwks.json?v=2')).status).toBe(200);
     });
+
+    it('checks the Idempotency-Key on every authenticated POST route', async () => {
+      const routes = catalog.accountRoutes.filter((route) => route.documented && route.method === 'POST');
+      expect(routes.length).toBeGreaterThan(10);
+      for (const route of routes) {
+        const body = route.bodySchema ? { body: catalog.exampleOf(route.bodySchema) } : {};
+        const response = await send(route, { ...body, headers: { 'idempotency-key': 'k'.repeat(256) } });
+        expect.soft(invalidParameterOf(response), `${route.key}: ${response.text}`).toEqual({ field: 'Idempotency-Key', issue: 'OutOfRange' });
+      }
+    });
   });
 
   describe('path ids', () => {

@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { NestFactory } from '@nestjs/core';
+import { ModulesContainer, NestFactory } from '@nestjs/core';
 import { createLogger, type Logger, PinoNestLogger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import type { GatewayConfig } from './config.js';
@@ -8,9 +8,9 @@ import { prepareGatewayDatabase } from './gateway-database.js';
 import { GatewayModule } from './gateway.module.js';
 import { ConnectionDrain } from './health/connection-drain.js';
 import { registerHttpMetrics } from './health/http-metrics.js';
+import { assertApiControllers } from './http/api-controller.js';
 import { HttpErrorFilter } from './http/error.filter.js';
 import { configureFastify, fastifyOptions } from './http/fastify-setup.js';
-import { QueryParametersInterceptor } from './http/query-parameters.interceptor.js';
 import { createValidationPipe } from './http/validation.js';
 import { setupOpenApi } from './openapi/openapi.setup.js';
 import { ProtectionMetrics } from './protection/protection.metrics.js';
@@ -32,6 +32,7 @@ export async function startGateway(
     new FastifyAdapter({ ...fastifyOptions(), trustProxy: config.TRUST_PROXY }),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
+  assertApiControllers(app.get(ModulesContainer));
   configureFastify(app.getHttpAdapter().getInstance());
   registerHttpMetrics(app.getHttpAdapter().getInstance(), metrics, logger);
   app.get(ConnectionDrain).register(app.getHttpAdapter().getInstance());
@@ -39,7 +40,6 @@ export async function startGateway(
   app.get(RateLimitHooks).register(app.getHttpAdapter().getInstance());
   app.useGlobalFilters(new HttpErrorFilter(logger));
   app.useGlobalPipes(createValidationPipe());
-  app.useGlobalInterceptors(new QueryParametersInterceptor());
   await setupOpenApi(app);
   await app.listen({ port: config.PORT, host: config.HOST });
   return app;

@@ -1,6 +1,7 @@
-import { applyDecorators, Controller, UseGuards } from '@nestjs/common';
+import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiParam } from '@nestjs/swagger';
 import { JwtAuthGuard } from '../auth/jwt-auth.guard.js';
+import { ApiController } from '../http/api-controller.js';
 import { AccountAccessGuard } from './account-access.guard.js';
 
 /**
@@ -9,7 +10,7 @@ import { AccountAccessGuard } from './account-access.guard.js';
  */
 export function AccountController(path: string): ClassDecorator {
   return applyDecorators(
-    Controller(path === '' ? 'v1/accounts/:accountId' : `v1/accounts/:accountId/${path}`),
+    ApiController(path === '' ? 'v1/accounts/:accountId' : `v1/accounts/:accountId/${path}`),
     UseGuards(JwtAuthGuard, AccountAccessGuard),
     ApiBearerAuth(),
     ApiParam({ name: 'accountId', format: 'uuid' }),

@@ -1,13 +1,13 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
-import { IgnoresQuery } from '../http/query-parameters.interceptor.js';
+import { ApiController, IgnoresQuery } from '../http/api-controller.js';
 import { TokenRequestDto, TokenResponseDto } from './dto/token-request.dto.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 
 @ApiTags('Authentication')
-@Controller('v1')
+@ApiController('v1')
 export class AuthController {
   constructor(
     private readonly tokens: TokenService,

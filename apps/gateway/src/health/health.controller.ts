@@ -1,10 +1,11 @@
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Get, HttpCode, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Subjects } from '@tracking/contracts';
 import type { FastifyReply } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
+import { ApiController } from '../http/api-controller.js';
 import { SharedRedis } from '../protection/redis/shared-redis.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 
@@ -26,7 +27,7 @@ const READINESS: SchemaObject = {
 
 @ApiTags('Health')
 @ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: 'InvalidParameter: any query parameter (UnknownField).' })
-@Controller('health')
+@ApiController('health')
 export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,

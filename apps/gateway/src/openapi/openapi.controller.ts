@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Controller, Get, Injectable, Req, Res } from '@nestjs/common';
+import { Get, Injectable, Req, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, type OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
+import { ApiController } from '../http/api-controller.js';
 
 export const OPENAPI_DOCUMENT_PATH = '/v1/openapi.json';
 
@@ -35,7 +36,7 @@ export class PublishedOpenApi {
 }
 
 @ApiTags('Documentation')
-@Controller('v1')
+@ApiController('v1')
 export class OpenApiController {
   constructor(private readonly published: PublishedOpenApi) {}
 

@@ -1,7 +1,5 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
-import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
 import { IdempotencyStore } from './idempotency/idempotency.store.js';
 import { ProtectionMetrics } from './protection.metrics.js';
 import { RateLimitHooks } from './rate-limit/rate-limit.hooks.js';
@@ -12,9 +10,11 @@ import { SharedRedis } from './redis/shared-redis.js';
 
 /**
  * The gateway's protections that every replica shares through Redis: rate limits (Fastify hooks,
- * registered by `startGateway` with `RateLimitHooks.register`) and idempotency keys (a global
- * interceptor on every POST).
+ * registered by `startGateway` with `RateLimitHooks.register`) and idempotency keys (the interceptor
+ * that `@ApiController` binds to every POST route; each controller's module makes its own from the store
+ * exported here, which is why the module is global).
  */
+@Global()
 @Module({
   imports: [AuthModule],
   providers: [
@@ -25,8 +25,7 @@ import { SharedRedis } from './redis/shared-redis.js';
     TokenSubjects,
     RateLimitHooks,
     IdempotencyStore,
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
   ],
-  exports: [SharedRedis, ProtectionMetrics, RateLimitHooks],
+  exports: [SharedRedis, ProtectionMetrics, RateLimitHooks, IdempotencyStore],
 })
 export class ProtectionModule {}

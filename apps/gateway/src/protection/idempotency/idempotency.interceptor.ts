@@ -8,7 +8,6 @@ import type { Principal } from '../../auth/principal.js';
 import { errorEnvelope } from '../../http/error.filter.js';
 import { LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
-import { ThrottledLog } from '../redis/throttled-log.js';
 import { IdempotencyStore, type Reservation, type StoredResponse } from './idempotency.store.js';
 import { readIdempotencyKey, requestFingerprint } from './request-fingerprint.js';
 
@@ -22,13 +21,12 @@ const REPLAYED_HEADERS = ['location', 'etag'] as const;
  * 5xx (the client should retry). 401, 403, 413, 415 and 429 never get this far.
  */
 const STORED_ERROR_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
-const LOG_INTERVAL_MS = 30000;
 
 type AuthenticatedRequest = FastifyRequest & { user?: Principal };
 
 /**
- * `Idempotency-Key` on every authenticated POST (a global interceptor, so routes added later are
- * covered). It runs after authentication and the account checks, whose refusals are therefore
+ * `Idempotency-Key` on every authenticated POST (`@ApiController` binds it to every POST route, so routes
+ * added later are covered). It runs after authentication and the account checks, whose refusals are therefore
  * never stored, and before the body is validated. The first request with a key runs and its outcome
  * is stored for 24 h; the same key with the same request replays it; with another request it is
  * 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInUse`. Keys belong to
@@ -37,8 +35,6 @@ type AuthenticatedRequest = FastifyRequest & { user?: Principal };
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  private readonly failureLog = new ThrottledLog(LOG_INTERVAL_MS);
-
   constructor(
     private readonly store: IdempotencyStore,
     private readonly metrics: ProtectionMetrics,
@@ -125,7 +121,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private reportFailure(error: unknown, message: string): void {
     this.metrics.redisFailures.inc({ feature: 'idempotency' });
-    this.failureLog.report((suppressed) => this.logger.warn({ err: error, suppressed }, message));
+    this.store.failureLog.report((suppressed) => this.logger.warn({ err: error, suppressed }, message));
   }
 }
 

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { SharedRedis } from '../redis/shared-redis.js';
+import { ThrottledLog } from '../redis/throttled-log.js';
 
 /** How long a finished request's response is replayed (API.md: 24 h). */
 export const KEEP_RESPONSE_MS = 24 * 60 * 60 * 1000;
@@ -62,6 +63,11 @@ export class IdempotencyStore {
    * calls, each cut at RPC_TIMEOUT_MS), short enough that a crashed gateway frees the key soon.
    */
   readonly inFlightMs: number;
+  /**
+   * Where failures to reach Redis are logged, at most once per 30 s. Here, once per gateway, rather than
+   * in the interceptor, of which each controller module has its own instance.
+   */
+  readonly failureLog = new ThrottledLog(30000);
 
   constructor(
     private readonly redis: SharedRedis,
