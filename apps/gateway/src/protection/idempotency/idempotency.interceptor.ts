@@ -25,12 +25,12 @@ const STORED_ERROR_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
 type AuthenticatedRequest = FastifyRequest & { user?: Principal };
 
 /**
- * `Idempotency-Key` on every authenticated POST (`@ApiController` binds it to every POST route, so routes
- * added later are covered). It runs after authentication and the account checks, whose refusals are therefore
- * never stored, and before the body is validated. The first request with a key runs and its outcome
- * is stored for 24 h; the same key with the same request replays it; with another request it is
- * 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInUse`. Keys belong to
- * the application (the token's `sub`). Without Redis a keyed POST is refused (503), never run
+ * `Idempotency-Key` on every authenticated POST (`@ApiController` binds it to every POST route, so
+ * routes added later are covered). It runs after authentication and the account checks, whose refusals
+ * are therefore never stored, and before the body is validated. The first request with a key runs and
+ * its outcome is stored for 24 h; the same key with the same request replays it; with another request
+ * it is 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInUse`. Keys belong
+ * to the application (the token's `sub`). Without Redis a keyed POST is refused (503), never run
  * unprotected.
  */
 @Injectable()
