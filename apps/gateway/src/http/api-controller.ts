@@ -39,8 +39,9 @@ export class RefusesQueryGuard implements CanActivate {
  * - Every POST runs through `IdempotencyInterceptor` (`Idempotency-Key`).
  *
  * Not global enhancers: one global interceptor puts every request, a list included, through Nest's
- * RxJS interceptor chain, about 8 % of the gateway's CPU time on a list request (BENCHMARKS.md). Every
- * controller must be one of these; `assertApiControllers` refuses to start a gateway with another.
+ * RxJS interceptor chain, 8 % of the gateway's busy time in a profile of the list's deep pages
+ * (BENCHMARKS.md). Every controller must be one of these; `assertApiControllers` refuses to start a
+ * gateway with another.
  */
 export function ApiController(path: string): ClassDecorator {
   return (target) => {
