@@ -90,4 +90,20 @@ describe('NatsRpcClient', () => {
     await expect(rpc.call(SUBJECT, {})).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable });
     await silent.closed;
   });
+
+  it('never sends a call it has failed: one made in the turn its connection closes reaches no service', async () => {
+    const own = await connect({ servers: NATS_URL });
+    const rpc = new NatsRpcClient(own, prefix, 60000);
+    const first = new Promise<string>((resolve) =>
+      responder.subscribe(prefix + SUBJECT, { max: 1, callback: (_error, message) => resolve(message.string()) }),
+    );
+    await responder.flush();
+    const doomed = rpc.call(SUBJECT, { n: 'doomed' });
+    const closing = own.close();
+    await expect(doomed).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable });
+    await closing;
+    // Whatever the closed connection could still have sent was sent before this.
+    client.publish(prefix + SUBJECT, 'sentinel');
+    expect(await first).toBe('sentinel');
+  });
 });

@@ -111,6 +111,9 @@ class ReplyInbox {
       }, timeoutMs);
       this.waiting.set(token, { resolve, reject, timer });
       this.requests.add(() => {
+        // The inbox closed within this turn and has already failed the request: sending it now would let
+        // the service act on a request whose caller was told it was not sent.
+        if (!this.waiting.has(token)) return;
         try {
           this.connection.publish(subject, packet, { reply: this.inbox + token, headers });
         } catch {
