@@ -41,6 +41,11 @@ export function readBenchConfig() {
     /** Keep the databases of the previous run when they hold the same data (state in bench/results/state.json). */
     reuse: process.env.BENCH_REUSE === '1',
     logLevel: text('BENCH_LOG_LEVEL', 'info'),
+    /**
+     * Node options for every service's command line, before its entry file: for V8 flags that NODE_OPTIONS
+     * (BENCH_NODE_OPTIONS) refuses, such as --initial-old-space-size. Split on white space.
+     */
+    nodeArgs: text('BENCH_NODE_ARGS', '').split(/\s+/).filter(Boolean),
     pgUrl: text('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432'),
     natsUrl: text('BENCH_NATS_URL', 'nats://127.0.0.1:4222'),
     redisUrl: text('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),

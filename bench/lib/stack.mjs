@@ -174,7 +174,7 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    const args = [];
+    const args = [...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {
