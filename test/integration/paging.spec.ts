@@ -126,6 +126,23 @@ describe('paging shipments (spec rules 1-5, API.md "Pagination")', () => {
     expect(createdAt).toEqual([...createdAt].sort((a, b) => a - b));
   });
 
+  it('pages asked for at once, of other accounts, tenants, positions and limits, are each their own', async () => {
+    // The OMS answers the pages of one turn with one statement (batchedRows): none may get another's rows.
+    const second = await page('limit=30');
+    const asks: [TestTenant, string, string][] = [];
+    for (let i = 0; i < 4; i++) {
+      asks.push([tenant, accountId, `limit=${10 + i}`], [tenant, accountId, cursorQuery(second.nextCursor!, `&limit=${20 + i}`)]);
+      asks.push([tenant, tenant.accountIds[1]!, `limit=${5 + i}`], [tenant, tenant.accountIds[2]!, ''], [tenant, accountId, 'status=Planned']);
+      asks.push([otherTenant, otherTenant.accountIds[0]!, `limit=${1 + i}`], [tenant, accountId, 'includeTotal=true&limit=3']);
+    }
+    const expected: unknown[] = [];
+    for (const [who, account, query] of asks) expected.push((await getPage(stack, who, account, query)).response.body);
+    for (let round = 0; round < 3; round++) {
+      const pages = await Promise.all(asks.map(([who, account, query]) => getPage(stack, who, account, query)));
+      expect(pages.map((each) => each.response.body)).toEqual(expected);
+    }
+  });
+
   it('includeTotal=true adds metadata.total on every page; false or absent leaves it out', async () => {
     const first = await page('includeTotal=true&limit=10');
     expect(first.response.body.metadata).toEqual({ nextCursor: expect.any(String), total: SEEDED });

@@ -6,3 +6,4 @@ export * from './versioning.js';
 export * from './pg-errors.js';
 export * from './migrate-command.js';
 export * from './prepared-rows.js';
+export * from './batched-rows.js';

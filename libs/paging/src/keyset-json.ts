@@ -1,30 +1,42 @@
 import type { PageMetadata, PageRequest } from '@tracking/contracts';
-import { preparedRows } from '@tracking/database';
+import { batchedRows, preparedRows } from '@tracking/database';
 import type { DataSource } from 'typeorm';
 import type { CursorCodec } from './cursor-codec.js';
 
-/** The WHERE conditions of a hand-written query and their parameters, numbered as they are added. */
+/**
+ * The WHERE conditions of a hand-written query and their parameters, numbered as they are added, each
+ * with its PostgreSQL type (`uuid`, `text`, `text[]`...), so that a query of scalar parameters only can be
+ * batched with others of its kind (`batchedRows`).
+ */
 export class SqlConditions {
   readonly conditions: string[] = [];
   readonly params: unknown[] = [];
+  readonly types: string[] = [];
 
-  /** Adds `condition`, given the placeholder (`$n`) of `value`. */
-  add(condition: (placeholder: string) => string, value: unknown): this {
+  /** Adds `condition`, given the placeholder (`$n`) of `value`, whose type is `type`. */
+  add(condition: (placeholder: string) => string, value: unknown, type: string): this {
     this.params.push(value);
+    this.types.push(type);
     this.conditions.push(condition(`$${this.params.length}`));
     return this;
   }
 
   /** A copy with one condition more; this one stays as it is. */
-  and(condition: (placeholder: string) => string, value: unknown): SqlConditions {
+  and(condition: (placeholder: string) => string, value: unknown, type: string): SqlConditions {
     const copy = new SqlConditions();
     copy.conditions.push(...this.conditions);
     copy.params.push(...this.params);
-    return copy.add(condition, value);
+    copy.types.push(...this.types);
+    return copy.add(condition, value, type);
   }
 
   get sql(): string {
     return this.conditions.join(' AND ');
+  }
+
+  /** Whether every parameter is a scalar (no array), as `batchedRows` needs. */
+  get scalar(): boolean {
+    return this.types.every((type) => !type.endsWith('[]'));
   }
 }
 
@@ -49,19 +61,20 @@ export interface KeysetJsonQuery {
  * One page, as JSON text, of `table` in ascending `seq` order after the position in `page.cursor`, for
  * the hottest reads: a statement prepared once per connection that selects each row's stored JSON,
  * strung together as it is (no entity, no object, no `JSON.stringify` of one). Fetches one row more than
- * the limit to know whether a next page exists, as `keysetPage` does.
+ * the limit to know whether a next page exists, as `keysetPage` does. Pages of the same shape asked for
+ * in the same turn share one statement (`batchedRows`), unless a filter is a list.
  */
 export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
   const { dataSource, table, jsonColumn, where, page, codec, binding } = query;
   // The cursor is checked before any query starts, so that a refused cursor leaves none running.
-  const paged = page.cursor === undefined ? where : where.and((p) => `seq > ${p}`, codec.decode(binding, page.cursor));
+  const paged = page.cursor === undefined ? where : where.and((p) => `seq > ${p}`, codec.decode(binding, page.cursor), 'bigint');
+  const text = `SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`;
+  const values = [...paged.params, page.limit + 1];
   // Both queries at once, awaited together: a failing count never goes unobserved.
   const [rows, total] = await Promise.all([
-    preparedRows<[seq: string, json: string]>(
-      dataSource,
-      `SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`,
-      [...paged.params, page.limit + 1],
-    ),
+    paged.scalar
+      ? batchedRows<[seq: string, json: string]>(dataSource, text, [...paged.types, 'integer'], values).then(inSeqOrder)
+      : preparedRows<[seq: string, json: string]>(dataSource, text, values),
     page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, where.params) : undefined,
   ]);
   const hasMore = rows.length > page.limit;
@@ -70,4 +83,11 @@ export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
   const metadata: PageMetadata = { nextCursor: hasMore && last ? codec.encode(binding, last[0]) : null };
   if (total !== undefined) metadata.total = total[0]?.[0] ?? 0;
   return `{"${query.itemsKey}":[${rows.map((row) => row[1]).join(',')}],"metadata":${JSON.stringify(metadata)}}`;
+}
+
+/** `rows` sorted by `seq` (a bigint's decimal text), which a batched statement does not promise. */
+function inSeqOrder<Row extends [seq: string, ...rest: unknown[]]>(rows: Row[]): Row[] {
+  const before = (a: Row, b: Row) => a[0].length < b[0].length || (a[0].length === b[0].length && a[0] < b[0]);
+  const sorted = rows.every((row, index) => index === 0 || before(rows[index - 1] as Row, row));
+  return sorted ? rows : rows.sort((a, b) => (before(a, b) ? -1 : 1));
 }

@@ -25,10 +25,10 @@ export class DeviceRepository {
    * `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
   findPageJson(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<string> {
-    const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId).add((p) => `tenant_id = ${p}`, scope.tenantId);
-    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status);
-    if (filters.serialNumber !== undefined) where.add((p) => `serial_number = ${p}`, filters.serialNumber);
-    if (filters.shipmentId !== undefined) where.add((p) => `shipment_id = ${p}`, filters.shipmentId);
+    const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
+    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status, 'text[]');
+    if (filters.serialNumber !== undefined) where.add((p) => `serial_number = ${p}`, filters.serialNumber, 'text');
+    if (filters.shipmentId !== undefined) where.add((p) => `shipment_id = ${p}`, filters.shipmentId, 'uuid');
     return keysetJsonPage({
       dataSource: this.devices.manager.connection,
       table: 'devices',

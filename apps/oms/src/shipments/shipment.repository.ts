@@ -30,11 +30,11 @@ export class ShipmentRepository {
    * so `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
   findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
-    const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId).add((p) => `tenant_id = ${p}`, scope.tenantId);
-    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status);
-    if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference);
+    const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
+    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status, 'text[]');
+    if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference, 'text');
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
-    if (filters.tag !== undefined) where.add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag);
+    if (filters.tag !== undefined) where.add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag, 'text');
     return keysetJsonPage({
       dataSource: this.shipments.manager.connection,
       table: 'shipments',
