@@ -284,6 +284,23 @@ describe('shipments over HTTP', () => {
       });
       expect(untouched.body.name).toBe(secret);
     });
+
+    it('answers reads asked for at once, found or not, each as it would alone', async () => {
+      // The OMS answers the reads of one turn with one statement (batchedRows).
+      const own = await Promise.all([1, 2, 3].map((n) => createShipment(stack, tenant, { name: `Read at once ${n}` })));
+      const otherAccount = await createShipment(stack, tenant, { account: 1, name: 'Read at once, other account' });
+      const otherTenants = await createShipment(stack, otherTenant, { name: 'Read at once, other tenant' });
+      const ids = [...own.map((shipment) => shipment.id), otherAccount.id, otherTenants.id, '0190a4a0-0000-7000-8000-000000000000', 'not-a-uuid'];
+      const asks = [...ids, ...ids, ...ids];
+      const read = (id: string) => stack.request('GET', `${shipmentsPath}/${id}`, { token: tenant.token });
+      const alone: HttpResult[] = [];
+      for (const id of asks) alone.push(await read(id));
+      const together = await Promise.all(asks.map(read));
+      // An error's id is the request's own.
+      const answer = ({ status, body, headers }: HttpResult) => [status, body.error ? { ...body.error, id: undefined } : body, headers.get('etag')];
+      expect(together.map(answer)).toEqual(alone.map(answer));
+      expect(together.map((response) => response.status)).toEqual(asks.map((id) => (own.some((shipment) => shipment.id === id) ? 200 : 404)));
+    });
   });
 
   describe('the edge', () => {

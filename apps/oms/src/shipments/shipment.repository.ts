@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { AccountScope, PageRequest, ShipmentFilters } from '@tracking/contracts';
-import { preparedRows } from '@tracking/database';
+import { batchedRows } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { ShipmentEntity } from './shipment.entity.js';
@@ -55,12 +55,14 @@ export class ShipmentRepository {
 
   /**
    * The shipment as the API shows it, as JSON text, with its version; null when the account has no such
-   * shipment. A hot read, so a prepared statement and the stored `api_json`, as the list.
+   * shipment. A hot read, so a prepared statement (shared by the reads of one turn) and the stored
+   * `api_json`, as the list.
    */
   async findOneJson(scope: AccountScope, id: string): Promise<{ json: string; version: number } | null> {
-    const [row] = await preparedRows<[json: string, version: number]>(
+    const [row] = await batchedRows<[json: string, version: number]>(
       this.shipments.manager.connection,
       'SELECT api_json, version FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3',
+      ['uuid', 'uuid', 'uuid'],
       [id, scope.accountId, scope.tenantId],
     );
     return row ? { json: row[0], version: row[1] } : null;
