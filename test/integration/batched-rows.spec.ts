@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { batchedRows, createServiceDataSource, ensureDatabase, MAX_BATCH, preparedRows } from '@tracking/database';
+import { batchedRows, createServiceDataSource, ensureDatabase, MAX_BATCH, observeBatches, preparedRows } from '@tracking/database';
 import { databaseUrl, dropDatabases } from '@tracking/testing';
 import fc from 'fast-check';
 import type { DataSource } from 'typeorm';
@@ -99,6 +99,18 @@ describe('batchedRows: the calls of one turn share one statement', () => {
     const [page, total] = await Promise.all([batched([OWNERS[1], '0', 1]), batchedRows<[number]>(dataSource, count, ['uuid'], [OWNERS[1]])]);
     expect(page).toEqual([['1', 'item 1']]);
     expect(total).toEqual([[ROWS_PER_OWNER]]);
+  });
+
+  it('tells the data source\'s observer how many calls each statement answers', async () => {
+    const observed: number[] = [];
+    const elsewhere: number[] = [];
+    observeBatches(dataSource, (calls) => observed.push(calls));
+    observeBatches(other, (calls) => elsewhere.push(calls));
+    await Promise.all(Array.from({ length: MAX_BATCH + 3 }, (_, n) => batched([OWNERS[n % 3], '0', 1])));
+    await batched([OWNERS[0], '0', 1]);
+    await batched([OWNERS[0], '0', 1], other);
+    expect(observed).toEqual([MAX_BATCH, 3, 1]);
+    expect(elsewhere).toEqual([1]);
   });
 
   it('refuses array types and values that do not match the types', () => {

@@ -171,6 +171,14 @@ describe('metrics', () => {
     }
   });
 
+  it('counts the statements of the batched hot reads by the calls each answered', () => {
+    // The two reads of one shipment, one after the other: each its own statement of one call.
+    expect(valueOf(samples.oms, 'database_batched_calls_count')).toBe(2);
+    expect(valueOf(samples.oms, 'database_batched_calls_sum')).toBe(2);
+    expect(valueOf(samples.oms, 'database_batched_calls_bucket', { le: '1' })).toBe(2);
+    expect(samplesOf(samples.dms, 'database_batched_calls_count')).toEqual([expect.objectContaining({ value: 0 })]);
+  });
+
   it('reports the queue depth and the job outcomes on the worker', () => {
     for (const state of ['waiting', 'active', 'delayed', 'failed']) {
       expect(samplesOf(samples.worker, 'operations_queue_jobs', { state })).toHaveLength(1);

@@ -19,6 +19,15 @@ interface Statement {
 
 const pendingBySource = new WeakMap<DataSource, Map<string, Statement>>();
 const batchTexts = new Map<string, string>();
+const observers = new WeakMap<DataSource, (calls: number) => void>();
+
+/**
+ * Has `observer` told, for every statement `batchedRows` sends on `dataSource`, how many calls it answers
+ * (1: a call that ran alone), for a metric. One observer per data source; a later one replaces it.
+ */
+export function observeBatches(dataSource: DataSource, observer: (calls: number) => void): void {
+  observers.set(dataSource, observer);
+}
 
 /**
  * Runs `text` as `preparedRows` does, but together with the other calls of the same statement made in
@@ -62,6 +71,7 @@ function schedule(dataSource: DataSource, pending: Map<string, Statement>, key: 
 function run(dataSource: DataSource, statement: Statement): void {
   for (let start = 0; start < statement.calls.length; start += MAX_BATCH) {
     const calls = statement.calls.slice(start, start + MAX_BATCH);
+    observers.get(dataSource)?.(calls.length);
     const [first] = calls;
     if (first && calls.length === 1) runAlone(dataSource, statement, first);
     else void runBatch(dataSource, statement, calls);

@@ -1,3 +1,4 @@
+import { observeBatches } from '@tracking/database';
 import type { RpcMetrics } from '@tracking/messaging';
 import { collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -69,8 +70,18 @@ export class ServiceMetrics implements RpcMetrics {
     this.rpcServerInFlight.inc({ subject }, delta);
   }
 
-  /** The connections of the service's database pool, read at each scrape. */
+  /**
+   * The connections of the service's database pool, read at each scrape, and how many calls of the hot
+   * reads each statement of `batchedRows` answers.
+   */
   watchDatabasePool(dataSource: DataSource): void {
+    const batched = new Histogram({
+      name: 'database_batched_calls',
+      help: 'Hot reads answered by one PostgreSQL statement (batchedRows: the calls of one event-loop turn; 1 is a call that ran alone).',
+      buckets: [1, 2, 4, 8, 16, 32],
+      registers: [this.registry],
+    });
+    observeBatches(dataSource, (calls) => batched.observe(calls));
     new Gauge({
       name: 'database_pool_connections',
       help: 'Connections of the database pool: total open, idle, and waiting (queries waiting for a free connection).',
