@@ -71,7 +71,11 @@ function schedule(dataSource: DataSource, pending: Map<string, Statement>, key: 
 function run(dataSource: DataSource, statement: Statement): void {
   for (let start = 0; start < statement.calls.length; start += MAX_BATCH) {
     const calls = statement.calls.slice(start, start + MAX_BATCH);
-    observers.get(dataSource)?.(calls.length);
+    try {
+      observers.get(dataSource)?.(calls.length);
+    } catch {
+      // A metric never stands in the way of the reads.
+    }
     const [first] = calls;
     if (first && calls.length === 1) runAlone(dataSource, statement, first);
     else void runBatch(dataSource, statement, calls);
