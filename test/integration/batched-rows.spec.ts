@@ -111,6 +111,12 @@ describe('batchedRows: the calls of one turn share one statement', () => {
     await batched([OWNERS[0], '0', 1], other);
     expect(observed).toEqual([MAX_BATCH, 3, 1]);
     expect(elsewhere).toEqual([1]);
+    // An observer that fails never costs a read its answer.
+    observeBatches(dataSource, () => {
+      throw new Error('metric broken');
+    });
+    const answers = await Promise.all([batched([OWNERS[0], '0', 1]), batched([OWNERS[1], '0', 1])]);
+    expect(answers).toEqual([[['3', 'item 3']], [['1', 'item 1']]]);
   });
 
   it('refuses array types and values that do not match the types', () => {
