@@ -29,6 +29,11 @@ export function observeBatches(dataSource: DataSource, observer: (calls: number)
   observers.set(dataSource, observer);
 }
 
+/** Whether `batchedRows` takes parameters of these types: scalar type names (`uuid`, `bigint`), no arrays. */
+export function batchableTypes(types: readonly string[]): boolean {
+  return types.every((type) => /^[a-z][a-z0-9 _]*$/.test(type));
+}
+
 /**
  * Runs `text` as `preparedRows` does, but together with the other calls of the same statement made in
  * the same turn of the event loop: one statement, one round trip and one PostgreSQL backend for all of
@@ -118,9 +123,8 @@ function byOrdinal(rows: unknown[][]): Map<number, unknown[][]> {
 function batchText(key: string, text: string, types: readonly string[]): string {
   let batched = batchTexts.get(key);
   if (batched === undefined) {
-    for (const type of types) {
-      if (!/^[a-z][a-z0-9 _]*$/.test(type)) throw new Error(`batchedRows: ${type} is not a scalar type name`);
-    }
+    const refused = types.find((type) => !batchableTypes([type]));
+    if (refused !== undefined) throw new Error(`batchedRows: ${refused} is not a scalar type name`);
     const arrays = types.map((type, n) => `$${n + 1}::${type}[]`).join(', ');
     const columns = types.map((_, n) => `_p${n + 1}`).join(', ');
     const subquery = text.replace(/\$(\d+)/g, (_, n: string) => {

@@ -1,5 +1,5 @@
 import type { PageMetadata, PageRequest } from '@tracking/contracts';
-import { batchedRows, preparedRows } from '@tracking/database';
+import { batchableTypes, batchedRows, preparedRows } from '@tracking/database';
 import type { DataSource } from 'typeorm';
 import type { CursorCodec } from './cursor-codec.js';
 
@@ -34,9 +34,9 @@ export class SqlConditions {
     return this.conditions.join(' AND ');
   }
 
-  /** Whether every parameter is a scalar (no array), as `batchedRows` needs. */
-  get scalar(): boolean {
-    return this.types.every((type) => !type.endsWith('[]'));
+  /** Whether every parameter is of a type `batchedRows` takes (a scalar, no array). */
+  get batchable(): boolean {
+    return batchableTypes(this.types);
   }
 }
 
@@ -72,7 +72,7 @@ export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
   const values = [...paged.params, page.limit + 1];
   // Both queries at once, awaited together: a failing count never goes unobserved.
   const [rows, total] = await Promise.all([
-    paged.scalar
+    paged.batchable
       ? batchedRows<[seq: string, json: string]>(dataSource, text, [...paged.types, 'integer'], values).then(inSeqOrder)
       : preparedRows<[seq: string, json: string]>(dataSource, text, values),
     page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, where.params) : undefined,
