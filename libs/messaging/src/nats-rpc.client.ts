@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
-import { currentRequestId, DomainError } from '@tracking/core';
+import { ChurnMap, currentRequestId, DomainError } from '@tracking/core';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { TurnBatch } from './turn-batch.js';
@@ -90,7 +90,8 @@ interface Waiting {
  */
 class ReplyInbox {
   private readonly inbox = `${createInbox()}.`;
-  private readonly waiting = new Map<string, Waiting>();
+  /** Not a `Map`: a request comes and goes with every call, and its entry reaches the reply (`ChurnMap`). */
+  private readonly waiting = new ChurnMap<Waiting>();
   /** The requests of one event-loop turn leave together: one socket write for all of them. */
   private readonly requests = new TurnBatch();
   private nextToken = 0;
