@@ -17,7 +17,12 @@ interface Statement {
   calls: Call[];
 }
 
-const pendingBySource = new WeakMap<DataSource, Map<string, Statement>>();
+/**
+ * The statements of the current turn, per data source. A new `Map` each turn, dropped at its end: one
+ * long-lived `Map` that statements came and went in would keep every call it held, and what the call's
+ * promise reaches, until a full garbage collection (`ChurnMap` in `@tracking/core` tells why).
+ */
+const turns = new WeakMap<DataSource, Map<string, Statement>>();
 const batchTexts = new Map<string, string>();
 const observers = new WeakMap<DataSource, (calls: number) => void>();
 
@@ -55,22 +60,23 @@ export function batchedRows<Row extends unknown[]>(
   values: readonly unknown[],
 ): Promise<Row[]> {
   if (types.length !== values.length) throw new Error(`batchedRows: ${values.length} values for ${types.length} types`);
-  let pending = pendingBySource.get(dataSource);
-  if (!pending) pendingBySource.set(dataSource, (pending = new Map()));
+  const turn = turns.get(dataSource) ?? startTurn(dataSource);
   const key = `${types.join(',')}\n${text}`;
-  const statement = pending.get(key) ?? schedule(dataSource, pending, key, text, types);
-  return new Promise<unknown[][]>((resolve, reject) => statement.calls.push({ values, resolve, reject })) as Promise<Row[]>;
+  let statement = turn.get(key);
+  if (!statement) turn.set(key, (statement = { text, types, batchText: batchText(key, text, types), calls: [] }));
+  const calls = statement.calls;
+  return new Promise<unknown[][]>((resolve, reject) => calls.push({ values, resolve, reject })) as Promise<Row[]>;
 }
 
-/** A statement for the calls of this turn, run at the end of the turn (`setImmediate`). */
-function schedule(dataSource: DataSource, pending: Map<string, Statement>, key: string, text: string, types: readonly string[]): Statement {
-  const statement: Statement = { text, types, batchText: batchText(key, text, types), calls: [] };
-  pending.set(key, statement);
+/** The statements of this turn on `dataSource`, run at its end (`setImmediate`) in the order they came. */
+function startTurn(dataSource: DataSource): Map<string, Statement> {
+  const turn = new Map<string, Statement>();
+  turns.set(dataSource, turn);
   setImmediate(() => {
-    pending.delete(key);
-    run(dataSource, statement);
+    turns.delete(dataSource);
+    for (const statement of turn.values()) run(dataSource, statement);
   });
-  return statement;
+  return turn;
 }
 
 function run(dataSource: DataSource, statement: Statement): void {
