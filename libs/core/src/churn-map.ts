@@ -5,14 +5,13 @@
  *
  * V8 links a `Map`'s hash table, once replaced (the map grew, shrank, compacted its deleted entries or was
  * cleared), to its successor, for iterators still walking the old one, and the replaced table keeps its
- * entries. When a full
- * collection has moved the current table to the old generation, each later table, and every value it
- * held, is reachable from there: the young collections keep and promote them all, and only the next
- * full collection frees them. What the entries reach (here a request's promises, its reply bytes) piles
- * up in the old generation until then, and the pile, `ArrayBuffer`s above all, sets off the next full
- * collection: about one a second in the gateway under load (BENCHMARKS.md, the seventh pass;
- * `bench/map-churn.mjs` shows it). A dictionary-mode object replaces its tables without such a link;
- * `Object.create(null)` makes one.
+ * entries. When a full collection has moved the current table to the old generation, each later table,
+ * and every value it held, is reachable from there: the young collections keep and promote them all,
+ * and only the next full collection frees them. What the entries reach (here a request's promises, its
+ * reply bytes) piles up in the old generation until then, and the pile, `ArrayBuffer`s above all, sets
+ * off the next full collection: about one a second in the gateway under load (BENCHMARKS.md, the seventh
+ * pass; `bench/map-churn.mjs` shows it). A dictionary-mode object replaces its tables without such a
+ * link; `Object.create(null)` makes one.
  */
 export class ChurnMap<V> {
   private entries: Record<string, V> = Object.create(null) as Record<string, V>;
