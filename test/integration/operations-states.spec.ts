@@ -187,11 +187,12 @@ describe('operations run by a worker', () => {
       try {
         path = await startBulkRetire(stack, tenant, devices);
         await waitForOperation(stack, tenant, path, (operation) => operation.progress.processed === 2 * CHUNK);
-        // The cancel waits for the chunk (the operation's row is locked while it is decided); once it is seen
-        // waiting, or has answered because the chunk gave up on the lock in the meantime, the chunk may go on.
+        // The cancel waits for the chunk (which holds the operation's turn lock while it is decided); once it
+        // is seen waiting, or has answered because the chunk gave up on the lock in the meantime, the chunk
+        // may go on.
         let answered = false;
         const cancelled = cancel(path).finally(() => (answered = true));
-        await waitForLockWaiter(stack.env.OMS_DATABASE_URL!, 'UPDATE operations SET status', () => answered);
+        await waitForLockWaiter(stack.env.OMS_DATABASE_URL!, 'SELECT pg_advisory_xact_lock(hashtext($1))', () => answered);
         await held.release();
         answer = await cancelled;
       } finally {

@@ -97,20 +97,33 @@ export class OperationRepository {
 
   /**
    * Cancels the operation unless it has finished; true when it did. A chunk being processed holds the
-   * operation's row, so this waits for it and then sees the status it left.
+   * operation's turn (`withLocked`), so this waits for it and then sees the status it left; the worker's
+   * next chunk waits for this in turn.
    */
   async cancel(scope: AccountScope, id: string): Promise<boolean> {
-    const [, affected] = (await this.operations.query(
-      `UPDATE operations SET status = $4, completed_at = now(), updated_at = now(), version = version + 1
-        WHERE id = $1 AND account_id = $2 AND tenant_id = $3 AND status = ANY($5)`,
-      [id, scope.accountId, scope.tenantId, OperationStatus.Cancelled, UNFINISHED_OPERATION_STATUSES],
-    )) as [unknown, number];
-    return affected > 0;
+    return this.operations.manager.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [turnOf(id)]);
+      const [, affected] = (await manager.query(
+        `UPDATE operations SET status = $4, completed_at = now(), updated_at = now(), version = version + 1
+          WHERE id = $1 AND account_id = $2 AND tenant_id = $3 AND status = ANY($5)`,
+        [id, scope.accountId, scope.tenantId, OperationStatus.Cancelled, UNFINISHED_OPERATION_STATUSES],
+      )) as [unknown, number];
+      return affected > 0;
+    });
   }
 
-  /** Runs `work` in one transaction with the operation's row locked; null when it does not exist. */
+  /**
+   * Runs `work` in one transaction with the operation's turn and row locked; null when it does not exist.
+   *
+   * The turn is an advisory lock that the worker's transactions take shared and a cancel exclusive, before
+   * the row: PostgreSQL serves a lock's waiters in order, so a cancel that waits for a chunk goes before
+   * the worker's next chunk. The row lock alone did not keep that order: when the chunk commits, the
+   * waiting `UPDATE` first follows the row to the chunk's new version, and the worker's next transaction,
+   * which sees that version at once, could lock it first and apply one more chunk after the cancel.
+   */
   withLocked<T>(id: string, work: (operation: OperationEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
     return this.operations.manager.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock_shared(hashtext($1))`, [turnOf(id)]);
       const operation = await manager.findOne(OperationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
       return work(operation, manager);
     });
@@ -189,4 +202,9 @@ export class OperationRepository {
     );
     return rows.map((row) => row.id);
   }
+}
+
+/** The name of an operation's turn lock (`withLocked`, `cancel`). */
+function turnOf(operationId: string): string {
+  return `operation-turn:${operationId}`;
 }
