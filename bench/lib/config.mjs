@@ -31,7 +31,7 @@ export function readBenchConfig() {
     devices: int('BENCH_DEVICES', 10000),
     /**
      * Requests in flight while seeding through the API. Inserts into one account are serialized by its
-     * insert-order lock (README, Paging), so more in flight only queues longer.
+     * insert-order lock (docs/architecture.md, Paging), so more in flight only queues longer.
      */
     seedConcurrency: int('BENCH_SEED_CONCURRENCY', 16),
     /** How long a freshly started service sits idle before its resident memory is read. */

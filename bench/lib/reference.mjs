@@ -1,4 +1,4 @@
-// The list-shipments reference (bench/reference/server.mjs, a copy of ../shared/bench/reference) run on
+// The list-shipments reference (bench/reference/server.mjs, this repository's yardstick) run on
 // the same data as the stack: its database gets its own `shipment` table filled with a copy of the
 // benchmark account's rows (same ids, account, names, statuses, references and paging order), so that
 // the same call, GET /v1/accounts/{our account}/shipments?limit=50, pages through the same 100000 shipments.
@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
+import { SCHEMA_STATEMENTS, SHIPMENT_COLUMNS } from '../reference/schema.mjs';
 import { benchDir, resultsDir } from './config.mjs';
 import { databaseNames, databaseUrl, freePort, resetDatabases } from './stack.mjs';
 
@@ -43,16 +44,13 @@ export async function prepareReferenceData(config, accountId) {
   await source.connect();
   await target.connect();
   try {
-    // The table and index exactly as server.mjs declares them (it skips both when they exist).
-    await target.query(`CREATE TABLE IF NOT EXISTS shipment (
-    seq bigserial, id uuid PRIMARY KEY, account_id uuid NOT NULL, name text NOT NULL, status text NOT NULL,
-    reference text, created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`);
-    await target.query('CREATE INDEX IF NOT EXISTS shipment_account_seq ON shipment(account_id, seq)');
+    // The table and index of server.mjs (bench/reference/schema.mjs; it skips both when they exist).
+    for (const statement of SCHEMA_STATEMENTS) await target.query(statement);
     let after = '0';
     let copied = 0;
     for (;;) {
       const { rows } = await source.query(
-        `SELECT seq, id, account_id, name, status, reference, created_at, updated_at FROM shipments
+        `SELECT ${SHIPMENT_COLUMNS.join(', ')} FROM shipments
           WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
         [accountId, after, COPY_BATCH],
       );
@@ -60,9 +58,9 @@ export async function prepareReferenceData(config, accountId) {
       // bigint arrives as a string (pg's default), which keeps the cursor exact.
       const column = (key) => rows.map((row) => row[key]);
       await target.query(
-        `INSERT INTO shipment (seq, id, account_id, name, status, reference, created_at, updated_at)
+        `INSERT INTO shipment (${SHIPMENT_COLUMNS.join(', ')})
          SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])`,
-        ['seq', 'id', 'account_id', 'name', 'status', 'reference', 'created_at', 'updated_at'].map(column),
+        SHIPMENT_COLUMNS.map(column),
       );
       copied += rows.length;
       after = rows.at(-1).seq;

@@ -23,7 +23,7 @@ export const PATH_RESOURCES: Record<string, ErrorCode> = {
   operationId: ErrorCode.OperationNotExists,
 };
 
-/** Routes on which a parameter's 404 is not the resource's own (README "Device assignment"). */
+/** Routes on which a parameter's 404 is not the resource's own (docs/api.md, "Device assignment"). */
 const NOT_FOUND_ON_ROUTE: Record<string, Record<string, ErrorCode>> = {
   'DELETE /v1/accounts/:accountId/shipments/:shipmentId/sets/:setId/devices/:deviceId': { deviceId: ErrorCode.AssignmentNotExists },
 };

@@ -9,7 +9,7 @@
  * and every value it held, is reachable from there: the young collections keep and promote them all,
  * and only the next full collection frees them. What the entries reach (here a request's promises, its
  * reply bytes) piles up in the old generation until then, and the pile, `ArrayBuffer`s above all, sets
- * off the next full collection: about one a second in the gateway under load (BENCHMARKS.md, the seventh
+ * off the next full collection: about one a second in the gateway under load (docs/benchmark-history.md, the seventh
  * pass; `bench/map-churn.mjs` shows it). A dictionary-mode object replaces its tables without such a
  * link; `Object.create(null)` makes one.
  */

@@ -40,7 +40,7 @@ export class RefusesQueryGuard implements CanActivate {
  *
  * Not global enhancers: one global interceptor puts every request, a list included, through Nest's
  * RxJS interceptor chain, 8 % of the gateway's busy time in a profile of the list's deep pages
- * (BENCHMARKS.md). Every controller must be one of these; `assertApiControllers` refuses to start a
+ * (docs/benchmark-history.md, the fourth round). Every controller must be one of these; `assertApiControllers` refuses to start a
  * gateway with another.
  */
 export function ApiController(path: string): ClassDecorator {
