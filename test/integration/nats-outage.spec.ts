@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTenant } from '../factories/identity.factory.js';
+import { createShipment } from '../factories/shipment.factory.js';
+import { waitUntil } from '../support/ops-endpoints.js';
+import { OwnNatsServer } from '../support/nats-server.js';
+import { type HttpResult, TestStack } from '../support/stack.js';
+
+/**
+ * NATS goes away and comes back, on a nats-server of the test's own (the shared one stays up for every
+ * other test). Reconnection waits are short (200 ms), so that the NATS client's default of 10
+ * attempts would give up after about 10 x (200 ms + up to 100 ms jitter) = 3 s; the outage lasts longer.
+ */
+const RECONNECT_TIME_WAIT_MS = 200;
+const OLD_GIVE_UP_MS = 10 * (RECONNECT_TIME_WAIT_MS + 100);
+const RPC_TIMEOUT_MS = 5000;
+
+let nats: OwnNatsServer | undefined;
+let stack: TestStack | undefined;
+afterEach(async () => {
+  // The server first: the stack's connections then close without waiting for a reconnection.
+  await nats?.start();
+  await stack?.stop();
+  await nats?.stop();
+  stack = undefined;
+  nats = undefined;
+});
+
+async function timed(request: () => Promise<HttpResult>): Promise<{ response: HttpResult; ms: number }> {
+  const started = performance.now();
+  const response = await request();
+  return { response, ms: performance.now() - started };
+}
+
+describe('a NATS outage', { timeout: 90000 }, () => {
+  it('longer than 10 reconnection attempts: calls fail fast with 503 and Retry-After, readiness says so, and all serve again once NATS is back', async () => {
+    nats = await OwnNatsServer.start();
+    stack = await TestStack.start({
+      env: { NATS_URL: nats.url, NATS_RECONNECT_TIME_WAIT_MS: String(RECONNECT_TIME_WAIT_MS), RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS) },
+    });
+    const running = stack;
+    const tenant = await createTenant(running);
+    const shipment = await createShipment(running, tenant);
+    const path = `/v1/accounts/${tenant.accountIds[0]}/shipments/${shipment.id}`;
+    const get = () => running.request('GET', path, { token: tenant.token });
+    expect((await get()).status).toBe(200);
+    expect((await running.request('GET', '/health/ready')).status).toBe(200);
+
+    await nats.stop();
+    const outageStarted = Date.now();
+    // Readiness may answer from a short cache: poll until it shows the outage.
+    await waitUntil(async () => {
+      const ready = await running.request('GET', '/health/ready');
+      return ready.status === 503 && ready.body.checks.nats === 'failing';
+    }, 'the gateway reports NATS failing', 5000);
+
+    // Until the old clients would have given up and beyond, every call fails at once, not after RPC_TIMEOUT_MS.
+    const during: { response: HttpResult; ms: number }[] = [];
+    while (Date.now() - outageStarted < OLD_GIVE_UP_MS + 1500) during.push(await timed(get));
+    expect(during.length).toBeGreaterThan(1);
+    for (const { response, ms } of during) {
+      expect([response.status, response.body?.error?.code, response.headers.get('retry-after')]).toEqual([503, 'ServiceUnavailable', '1']);
+      expect(ms).toBeLessThan(1000);
+    }
+
+    await nats.start();
+    // The OMS and DMS listen again (their server connections reconnected), and the gateway reaches them.
+    await waitUntil(async () => (await get()).status === 200, 'the shipment is served again', 15000);
+    await waitUntil(async () => (await running.request('GET', '/health/ready')).status === 200, 'the gateway reports ready', 15000);
+    const ready = await running.request('GET', '/health/ready');
+    expect(ready.body.checks).toMatchObject({ nats: 'ok', oms: 'ok', dms: 'ok' });
+    // The OMS's own calls to the DMS work too: deleting the shipment releases its devices in the DMS.
+    expect((await running.request('DELETE', path, { token: tenant.token })).status).toBe(204);
+  });
+});
