@@ -1,8 +1,11 @@
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTenant } from '../factories/identity.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { waitUntil } from '../support/ops-endpoints.js';
 import { OwnNatsServer } from '../support/nats-server.js';
+import { killServices, spawnService } from '../support/processes.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 
 /**
@@ -17,6 +20,7 @@ const RPC_TIMEOUT_MS = 5000;
 let nats: OwnNatsServer | undefined;
 let stack: TestStack | undefined;
 afterEach(async () => {
+  await killServices();
   // The server first: the stack's connections then close without waiting for a reconnection.
   await nats?.start();
   await stack?.stop();
@@ -70,5 +74,37 @@ describe('a NATS outage', { timeout: 90000 }, () => {
     expect(ready.body.checks).toMatchObject({ nats: 'ok', oms: 'ok', dms: 'ok' });
     // The OMS's own calls to the DMS work too: deleting the shipment releases its devices in the DMS.
     expect((await running.request('DELETE', path, { token: tenant.token })).status).toBe(204);
+  });
+});
+
+describe('a NATS connection closed for good', { timeout: 90000 }, () => {
+  it('ends the process with a fatal log line, so that its supervisor starts a fresh one', async () => {
+    // Reconnection never gives up on an outage; it does give up when the server refuses the credentials
+    // twice in a row (here: the DMS's password changed on the server while the DMS was disconnected).
+    const config = fileURLToPath(new URL('../../deploy/k8s/overlays/dev/nats-server.conf', import.meta.url));
+    const passwords = { NATS_GATEWAY_PASSWORD: 'g', NATS_OMS_PASSWORD: 'o', NATS_DMS_PASSWORD: 'old', NATS_WORKER_PASSWORD: 'w' };
+    nats = await OwnNatsServer.start({ config, env: passwords });
+    stack = await TestStack.start({
+      omsReplicas: 0,
+      dmsReplicas: 0,
+      env: { NATS_URL: nats.url, NATS_SUBJECT_PREFIX: '' },
+      componentEnv: { gateway: { NATS_USER: 'gateway', NATS_PASSWORD: 'g', NATS_INBOX_PREFIX: '_INBOX.gateway' } },
+    });
+    const dms = await spawnService(stack, 'dms', {
+      NATS_USER: 'dms',
+      NATS_PASSWORD: 'old',
+      NATS_INBOX_PREFIX: '_INBOX.dms',
+      NATS_RECONNECT_TIME_WAIT_MS: String(RECONNECT_TIME_WAIT_MS),
+    });
+    const exited = once(dms.child, 'exit');
+
+    await nats.stop();
+    await nats.start({ NATS_DMS_PASSWORD: 'new' });
+
+    await dms.waitForOutput('dms lost a connection for good; exiting so that it is restarted', 15000);
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(1);
+    const fatal = dms.lines().map((line) => JSON.parse(line) as { msg?: string; checks?: unknown }).find((line) => line.msg?.includes('lost a connection'));
+    expect(fatal?.checks).toEqual({ nats: 'failing' });
   });
 });

@@ -23,7 +23,7 @@ export class OwnNatsServer {
 
   private constructor(
     readonly port: number,
-    private readonly options: OwnNatsServerOptions,
+    private options: OwnNatsServerOptions,
   ) {}
 
   static async start(options: OwnNatsServerOptions = {}): Promise<OwnNatsServer> {
@@ -40,9 +40,10 @@ export class OwnNatsServer {
     return this.process !== undefined;
   }
 
-  /** Starts the server (again) on its port; resolves once it accepts clients. */
-  async start(): Promise<void> {
+  /** Starts the server (again) on its port, `env` over the first start's; resolves once it accepts clients. */
+  async start(env: Record<string, string> = {}): Promise<void> {
     if (this.process) return;
+    this.options = { ...this.options, env: { ...this.options.env, ...env } };
     const args = ['-a', '127.0.0.1', '-p', String(this.port), ...(this.options.config ? ['-c', this.options.config] : [])];
     const child = spawn(BINARY, args, { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.process = child;
