@@ -11,6 +11,8 @@ export interface OwnNatsServerOptions {
   config?: string;
   /** Environment of the server process, for `$VARIABLE` references in the configuration file. */
   env?: Record<string, string>;
+  /** More command-line options (e.g. `--tls ...`). */
+  args?: string[];
 }
 
 /**
@@ -44,7 +46,7 @@ export class OwnNatsServer {
   async start(env: Record<string, string> = {}): Promise<void> {
     if (this.process) return;
     this.options = { ...this.options, env: { ...this.options.env, ...env } };
-    const args = ['-a', '127.0.0.1', '-p', String(this.port), ...(this.options.config ? ['-c', this.options.config] : [])];
+    const args = ['-a', '127.0.0.1', '-p', String(this.port), ...(this.options.config ? ['-c', this.options.config] : []), ...(this.options.args ?? [])];
     const child = spawn(BINARY, args, { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.process = child;
     this.output = [];
