@@ -61,13 +61,7 @@ export class Readiness {
     if (this.state !== 'serving') return { live: true, body: { status: 'ok', checks: {} } };
     const checks: Record<string, CheckResult> = {};
     for (const [name, check] of Object.entries(this.checks.live ?? {})) {
-      let passes = false;
-      try {
-        passes = check();
-      } catch {
-        passes = false;
-      }
-      checks[name] = passes ? 'ok' : 'failing';
+      checks[name] = passesLiveness(check) ? 'ok' : 'failing';
     }
     const live = Object.values(checks).every((result) => result === 'ok');
     return { live, body: { status: live ? 'ok' : 'failing', checks } };
@@ -101,5 +95,13 @@ export class Readiness {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+function passesLiveness(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
   }
 }
