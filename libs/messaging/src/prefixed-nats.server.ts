@@ -56,11 +56,6 @@ export class PrefixedNatsServer extends ServerNats {
     super(natsOptions);
   }
 
-  /**
-   * Nest reports the server as listening once the subscriptions are queued on the socket, before
-   * the broker has them; a request in that gap gets "no responders" (a 503 from a running replica).
-   * A flush round trip closes the gap.
-   */
   /** The connection's state is followed from its first moment (readiness and liveness ask it). */
   override async createNatsClient(): Promise<NatsConnection> {
     const connection = (await super.createNatsClient()) as NatsConnection;
@@ -68,6 +63,11 @@ export class PrefixedNatsServer extends ServerNats {
     return connection;
   }
 
+  /**
+   * Nest reports the server as listening once the subscriptions are queued on the socket, before
+   * the broker has them; a request in that gap gets "no responders" (a 503 from a running replica).
+   * A flush round trip closes the gap.
+   */
   override start(callback: (err?: unknown) => void): void {
     const client = this.unwrap<NatsConnection>();
     this.bindEvents(client);
