@@ -35,6 +35,8 @@ describe('configuration validated at start', () => {
     ['apps/oms/dist/main.js', { NATS_SUBJECT_PREFIX: 'no-dot' }, 'NATS_SUBJECT_PREFIX'],
     ['apps/oms/dist/main.js', { NODE_ENV: 'production', CURSOR_SECRET: '' }, 'CURSOR_SECRET'],
     ['apps/dms/dist/main.js', { DMS_DATABASE_URL: 'nonsense' }, 'DMS_DATABASE_URL'],
+    ['apps/dms/dist/main.js', { NATS_USER: 'dms' }, 'NATS_PASSWORD'],
+    ['apps/oms/dist/worker.js', { NATS_CREDS_FILE: '/nonexistent/worker.creds' }, 'NATS_CREDS_FILE'],
   ])('%s stops with a message naming the bad variable (%j)', async (entry, env, variable) => {
     const exit = await runService(entry, env);
     expect(exit.code).toBe(1);

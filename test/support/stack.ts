@@ -21,7 +21,11 @@ export interface StackOptions {
   workers?: number;
   /** Extra environment for every process of the stack, e.g. `{ RPC_TIMEOUT_MS: '500' }`. */
   env?: Record<string, string>;
+  /** Extra environment for one component only, over `env` (e.g. each one's NATS credentials). */
+  componentEnv?: Partial<Record<Component, Record<string, string>>>;
 }
+
+export type Component = 'gateway' | 'oms' | 'dms' | 'worker';
 
 // Response bodies are JSON that tests inspect freely; a typed default would only add casts.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -60,7 +64,13 @@ export class TestStack {
   private constructor(
     readonly name: string,
     readonly env: Record<string, string>,
+    private readonly componentEnv: Partial<Record<Component, Record<string, string>>> = {},
   ) {}
+
+  /** The environment of one component: the stack's, with the component's own over it. */
+  envOf(component: Component): Record<string, string> {
+    return { ...this.env, ...this.componentEnv[component] };
+  }
 
   static async start(options: StackOptions = {}): Promise<TestStack> {
     const runId = inject('runId');
@@ -90,7 +100,7 @@ export class TestStack {
       RATE_LIMIT_TOKEN_ADDRESS: '100000/1s',
       ...options.env,
     };
-    const stack = new TestStack(name, env);
+    const stack = new TestStack(name, env, options.componentEnv);
     for (let i = 0; i < (options.omsReplicas ?? 1); i++) await stack.startOmsReplica();
     for (let i = 0; i < (options.dmsReplicas ?? 1); i++) await stack.startDmsReplica();
     for (let i = 0; i < (options.workers ?? 0); i++) await stack.startWorker();
@@ -99,7 +109,7 @@ export class TestStack {
   }
 
   get gatewayConfig(): GatewayConfig {
-    return readGatewayConfig(this.env);
+    return readGatewayConfig(this.envOf('gateway'));
   }
 
   get identity(): IdentityService {
@@ -107,19 +117,19 @@ export class TestStack {
   }
 
   async startOmsReplica(): Promise<INestMicroservice> {
-    const app = await startOms(readOmsConfig(this.env), logger);
+    const app = await startOms(readOmsConfig(this.envOf('oms')), logger);
     this.oms.push(app);
     return app;
   }
 
   async startDmsReplica(): Promise<INestMicroservice> {
-    const app = await startDms(readDmsConfig(this.env), logger);
+    const app = await startDms(readDmsConfig(this.envOf('dms')), logger);
     this.dms.push(app);
     return app;
   }
 
   async startWorker(): Promise<INestApplicationContext> {
-    const app = await startOmsWorker(readOmsConfig(this.env), logger);
+    const app = await startOmsWorker(readOmsConfig(this.envOf('worker')), logger);
     this.workers.push(app);
     return app;
   }
@@ -143,7 +153,7 @@ export class TestStack {
 
   /** One more gateway on the stack's databases, NATS and Redis prefixes (and `env` over them); its base URL. */
   async startGatewayReplica(env: Record<string, string> = {}): Promise<string> {
-    const replica = await startGateway(readGatewayConfig({ ...this.env, ...env }), logger);
+    const replica = await startGateway(readGatewayConfig({ ...this.envOf('gateway'), ...env }), logger);
     this.gatewayReplicas.push(replica);
     return baseUrlOf(replica);
   }

@@ -26,8 +26,7 @@ export async function startDms(
   });
   metrics.watchDatabasePool(dataSource);
   return startMicroservice(DmsModule.forRoot(config, dataSource), {
-    natsUrl: config.NATS_URL,
-    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    nats: config,
     queue: 'dms',
     logger,
     metrics,

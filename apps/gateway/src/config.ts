@@ -1,4 +1,5 @@
 import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
 
 export const gatewayConfigSchema = {
@@ -9,8 +10,7 @@ export const gatewayConfigSchema = {
     protocols: ['postgres', 'postgresql'],
   }),
   GATEWAY_DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 200 }),
-  NATS_URL: env.string({ default: 'nats://127.0.0.1:4222' }),
-  NATS_SUBJECT_PREFIX: env.prefix({ default: '' }),
+  ...natsConfigSchema,
   /** How long the gateway waits for a service's reply before answering 504. */
   RPC_TIMEOUT_MS: env.int({ default: 5000, min: 100, max: 120000 }),
   JWT_ISSUER: env.string({ default: 'tracking-gateway' }),
@@ -38,7 +38,7 @@ export const gatewayConfigSchema = {
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
 
 export function readGatewayConfig(source?: Record<string, string | undefined>): GatewayConfig {
-  return readConfig(gatewayConfigSchema, source);
+  return checkNatsConfig(readConfig(gatewayConfigSchema, source));
 }
 
 /** The token lifetime is fixed by the specification. */

@@ -1,10 +1,10 @@
 import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 
 export const omsConfigSchema = {
   OMS_DATABASE_URL: env.url({ default: 'postgres://postgres@127.0.0.1:5432/tracking_oms', protocols: ['postgres', 'postgresql'] }),
   OMS_DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 200 }),
-  NATS_URL: env.string({ default: 'nats://127.0.0.1:4222' }),
-  NATS_SUBJECT_PREFIX: env.prefix({ default: '' }),
+  ...natsConfigSchema,
   /**
    * How long the OMS waits for the DMS (device assignment and release) before failing the request with
    * 504 and rolling back; kept below the gateway's RPC_TIMEOUT_MS, so that the gateway hears the outcome of the
@@ -31,5 +31,5 @@ export const omsConfigSchema = {
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;
 
 export function readOmsConfig(source?: Record<string, string | undefined>): OmsConfig {
-  return readConfig(omsConfigSchema, source);
+  return checkNatsConfig(readConfig(omsConfigSchema, source));
 }

@@ -37,8 +37,7 @@ export async function startOms(
   const dataSource = await prepareOmsDatabase(config);
   metrics.watchDatabasePool(dataSource);
   return startMicroservice(OmsModule.forRoot(config, dataSource, logger, metrics), {
-    natsUrl: config.NATS_URL,
-    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    nats: config,
     queue: 'oms',
     logger,
     metrics,

@@ -4,3 +4,4 @@ export * from './nats-rpc.client.js';
 export * from './microservice.js';
 export * from './rpc-metrics.js';
 export * from './json-reply.js';
+export * from './nats-connection.js';

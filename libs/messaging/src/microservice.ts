@@ -1,13 +1,14 @@
 import type { INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Logger, PinoNestLogger } from '@tracking/core';
+import { type NatsConfig, natsConnectionOptions } from './nats-connection.js';
 import { PrefixedNatsServer } from './prefixed-nats.server.js';
 import { RpcErrorFilter } from './rpc-error.filter.js';
 import type { RpcMetrics } from './rpc-metrics.js';
 
 export interface MicroserviceOptions {
-  natsUrl: string;
-  subjectPrefix: string;
+  /** Servers, subject prefix, credentials, TLS (`natsConfigSchema`). */
+  nats: NatsConfig;
   /** The NATS queue group: replicas of one service share its load. */
   queue: string;
   logger: Logger;
@@ -23,8 +24,11 @@ export interface MicroserviceOptions {
 export async function startMicroservice(module: unknown, options: MicroserviceOptions): Promise<INestMicroservice> {
   const app = await NestFactory.createMicroservice(module as never, {
     strategy: new PrefixedNatsServer(
-      options.subjectPrefix,
-      { servers: options.natsUrl.split(','), queue: options.queue, name: options.queue },
+      options.nats.NATS_SUBJECT_PREFIX,
+      // The options of every connection of the system, reconnecting forever among them: Nest's transport
+      // would otherwise keep the client's default of 10 attempts, and a longer outage would leave the
+      // service up but deaf for good.
+      { ...natsConnectionOptions(options.nats, options.queue), queue: options.queue },
       { metrics: options.metrics, logger: options.logger },
     ),
     logger: new PinoNestLogger(options.logger),

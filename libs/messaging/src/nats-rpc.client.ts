@@ -3,6 +3,7 @@ import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsC
 import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
 import { ChurnMap, currentRequestId, DomainError } from '@tracking/core';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
+import { NatsConnectionState } from './nats-connection.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { TurnBatch } from './turn-batch.js';
 
@@ -17,16 +18,31 @@ export interface RpcCallOptions {
  * public error codes: no responder -> `ServiceUnavailable`, timeout -> `GatewayTimeout`, a reply that
  * is not a well-formed packet -> `BadGateway`; a service's own error passes through unchanged.
  * Each call's duration and outcome go to `metrics`, when given.
+ *
+ * While the connection is down (disconnected and reconnecting, or closed) a call fails at once with
+ * `ServiceUnavailable` instead of waiting in the client's reconnection buffer for its timeout. A request
+ * sent before the connection dropped keeps waiting: its reply may still come after a quick reconnection,
+ * and if it does not, its outcome is unknown, which is what `GatewayTimeout` says.
  */
 export class NatsRpcClient {
   private inbox?: ReplyInbox;
+  private readonly state: NatsConnectionState;
 
   constructor(
     private readonly connection: NatsConnection,
     private readonly prefix: string,
     private readonly defaultTimeoutMs: number,
     private readonly metrics?: RpcMetrics,
-  ) {}
+    /** The connection's `inboxPrefix` option (`_INBOX` unless configured), for the reply subjects. */
+    private readonly inboxPrefix?: string,
+  ) {
+    this.state = NatsConnectionState.of(connection);
+  }
+
+  /** Whether a call can be sent now (readiness uses it). */
+  get connected(): boolean {
+    return this.state.connected;
+  }
 
   async call<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<T> {
     return this.measured(subject, async () => parseReply<T>((await this.request(subject, data, options, false)).data));
@@ -63,10 +79,13 @@ export class NatsRpcClient {
     const requestId = options.requestId ?? currentRequestId();
     if (requestId) headers.set(Headers.requestId, requestId);
     if (acceptsBareJson) headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
+    // Down: nothing would answer before the timeout, and a request left in the reconnection buffer may
+    // be dropped or sent long after its caller gave up.
+    if (!this.state.connected) return Promise.reject(brokerUnreachable());
     const packet = JSON.stringify({ pattern: subject, data, id: randomUUID() });
     if (this.inbox === undefined || this.inbox.closed) {
       try {
-        this.inbox = new ReplyInbox(this.connection);
+        this.inbox = new ReplyInbox(this.connection, this.inboxPrefix);
       } catch {
         // The connection is closed or draining: it takes no new subscription.
         return Promise.reject(brokerUnreachable());
@@ -89,7 +108,7 @@ interface Waiting {
  * closed connection become the public error codes here.
  */
 class ReplyInbox {
-  private readonly inbox = `${createInbox()}.`;
+  private readonly inbox: string;
   /** Not a `Map`: a request comes and goes with every call, and its entry reaches the reply (`ChurnMap`). */
   private readonly waiting = new ChurnMap<Waiting>();
   /** The requests of one event-loop turn leave together: one socket write for all of them. */
@@ -98,7 +117,11 @@ class ReplyInbox {
   /** Set when the subscription or the connection ended: the client then opens a new inbox. */
   closed = false;
 
-  constructor(private readonly connection: NatsConnection) {
+  constructor(
+    private readonly connection: NatsConnection,
+    inboxPrefix?: string,
+  ) {
+    this.inbox = `${createInbox(inboxPrefix)}.`;
     connection.subscribe(`${this.inbox}*`, { callback: (error, reply) => (error ? this.close() : this.deliver(reply)) });
     void connection.closed().then(() => this.close());
   }

@@ -5,6 +5,7 @@ import { type Logger, runInRequestContext } from '@tracking/core';
 import { InFlight } from './in-flight.js';
 import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
+import { NatsConnectionState } from './nats-connection.js';
 import { TurnBatch } from './turn-batch.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
@@ -53,6 +54,13 @@ export class PrefixedNatsServer extends ServerNats {
     private readonly instrumentation: NatsServerInstrumentation = {},
   ) {
     super(natsOptions);
+  }
+
+  /** The connection's state is followed from its first moment (readiness and liveness ask it). */
+  override async createNatsClient(): Promise<NatsConnection> {
+    const connection = (await super.createNatsClient()) as NatsConnection;
+    NatsConnectionState.watch(connection);
+    return connection;
   }
 
   /**

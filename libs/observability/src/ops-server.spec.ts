@@ -32,4 +32,15 @@ describe('the ops server', () => {
     expect((await fetch(`${base}/`)).status).toBe(404);
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
   });
+
+  it('answers 503 on liveness once a liveness check fails', async () => {
+    const readiness = new Readiness();
+    let open = true;
+    readiness.serve({ required: {}, live: { nats: () => open } });
+    const base = await start(readiness);
+    expect((await fetch(`${base}/health/live`)).status).toBe(200);
+    open = false;
+    const dead = await fetch(`${base}/health/live`);
+    expect([dead.status, await dead.json()]).toEqual([503, { status: 'failing', checks: { nats: 'failing' } }]);
+  });
 });

@@ -20,7 +20,7 @@ export interface OpsServer {
 
 /**
  * The process's operations endpoints on their own port, apart from any public API: `/health/live`
- * (the event loop answers), `/health/ready` (the process's own dependencies) and `/metrics`
+ * (the event loop answers and no connection is closed for good), `/health/ready` (the process's own dependencies) and `/metrics`
  * (Prometheus text). Kubernetes probes and scrapes this port; it is never exposed outside.
  */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
@@ -55,9 +55,11 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     return;
   }
   switch (path) {
-    case '/health/live':
-      send(response, 200, 'application/json', JSON.stringify({ status: 'ok' }));
+    case '/health/live': {
+      const { live, body } = options.readiness.liveness();
+      send(response, live ? 200 : 503, 'application/json', JSON.stringify(body));
       return;
+    }
     case '/health/ready': {
       const { ready, body } = await options.readiness.report();
       send(response, ready ? 200 : 503, 'application/json', JSON.stringify(body));

@@ -44,4 +44,21 @@ describe('Readiness', () => {
     readiness.serve({ required: { database: () => true } });
     expect((await readiness.report()).body.status).toBe('stopping');
   });
+
+  it('is live unless a liveness check fails while serving', () => {
+    const readiness = new Readiness();
+    let open = true;
+    const throws = (): boolean => {
+      throw new Error('no');
+    };
+    readiness.serve({ required: {}, live: { nats: () => open } });
+    expect(readiness.liveness()).toEqual({ live: true, body: { status: 'ok', checks: { nats: 'ok' } } });
+    open = false;
+    expect(readiness.liveness()).toEqual({ live: false, body: { status: 'failing', checks: { nats: 'failing' } } });
+    readiness.serve({ required: {}, live: { nats: () => open, throws } });
+    expect(readiness.liveness().body.checks).toEqual({ nats: 'failing', throws: 'failing' });
+    // A shutdown closes the connections itself: that is no reason to be restarted.
+    readiness.stop();
+    expect(readiness.liveness()).toEqual({ live: true, body: { status: 'ok', checks: {} } });
+  });
 });

@@ -6,6 +6,17 @@ export interface ReadinessChecks {
   required: Record<string, ReadinessCheck>;
   /** Reported in the answer, never a reason to be unready. */
   reported?: Record<string, ReadinessCheck>;
+  /**
+   * Liveness: each must return true while the process can still recover by itself. One that returns
+   * false (a NATS connection closed for good) makes `/health/live` answer 503, so that the orchestrator
+   * restarts a process that would otherwise stay up but useless.
+   */
+  live?: Record<string, () => boolean>;
+}
+
+export interface LivenessReport {
+  live: boolean;
+  body: { status: 'ok' | 'failing'; checks: Record<string, CheckResult> };
 }
 
 export type CheckResult = 'ok' | 'failing';
@@ -45,6 +56,17 @@ export class Readiness {
     return this.state === 'stopping';
   }
 
+  /** Live unless a liveness check fails while serving (a process that is starting or stopping is live). */
+  liveness(): LivenessReport {
+    if (this.state !== 'serving') return { live: true, body: { status: 'ok', checks: {} } };
+    const checks: Record<string, CheckResult> = {};
+    for (const [name, check] of Object.entries(this.checks.live ?? {})) {
+      checks[name] = passesLiveness(check) ? 'ok' : 'failing';
+    }
+    const live = Object.values(checks).every((result) => result === 'ok');
+    return { live, body: { status: live ? 'ok' : 'failing', checks } };
+  }
+
   async report(): Promise<ReadinessReport> {
     if (this.state !== 'serving') return { ready: false, body: { status: this.state, checks: {} } };
     const required = await this.run(this.checks.required);
@@ -73,5 +95,13 @@ export class Readiness {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+function passesLiveness(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
   }
 }

@@ -26,6 +26,9 @@ export interface ServiceDefinition<Config> {
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
+/** How often a serving process checks its liveness itself (`ReadinessChecks.live`). */
+const LIVENESS_INTERVAL_MS = 1000;
+
 /**
  * Runs a service as this process: validates the configuration, opens the ops endpoints (before the
  * service starts, so that liveness answers while migrations run and readiness says "starting"),
@@ -69,6 +72,25 @@ export async function runService<Config>(definition: ServiceDefinition<Config>):
     return failToStart(definition, error);
   }
   readiness.serve(running.readiness);
+  watchLiveness(definition, readiness);
+}
+
+/**
+ * Exits (code 1, with a fatal log line naming the failing check) once a liveness check fails outside a
+ * shutdown: a process whose NATS connection is closed for good never serves again, and exiting lets any
+ * supervisor (Kubernetes, Docker's restart policy, systemd) start a fresh one. Until then
+ * `/health/live` answers 503.
+ */
+function watchLiveness(definition: ServiceDefinition<unknown>, readiness: Readiness): void {
+  const timer = setInterval(() => {
+    if (readiness.stopping) return;
+    const { live, body } = readiness.liveness();
+    if (live) return;
+    clearInterval(timer);
+    definition.logger.fatal({ checks: body.checks }, `${definition.name} lost a connection for good; exiting so that it is restarted`);
+    void exit(definition.logger, 1);
+  }, LIVENESS_INTERVAL_MS);
+  timer.unref();
 }
 
 /** The shutdown sequence, started by the first signal. */

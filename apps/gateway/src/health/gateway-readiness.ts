@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { natsLivenessCheck, natsReadinessCheck } from '@tracking/messaging';
 import type { ReadinessChecks } from '@tracking/observability';
 import { DataSource } from 'typeorm';
 import { SharedRedis } from '../protection/redis/shared-redis.js';
@@ -19,8 +20,9 @@ export function gatewayReadiness(app: INestApplicationContext): ReadinessChecks 
   return {
     required: {
       database: () => dataSource.query('SELECT 1'),
-      nats: () => nats.flush(),
+      nats: natsReadinessCheck(nats),
     },
     reported: { redis: () => redis.client.ping() },
+    live: { nats: natsLivenessCheck(nats) },
   };
 }

@@ -1,7 +1,7 @@
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Subject } from '@tracking/contracts';
-import { type JsonBytes, NatsRpcClient } from '@tracking/messaging';
+import { connectNats, type JsonBytes, NatsRpcClient } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
@@ -19,7 +19,7 @@ export class ServiceClient implements OnApplicationShutdown {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     metrics: ServiceMetrics,
   ) {
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS, metrics);
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS, metrics, config.NATS_INBOX_PREFIX);
   }
 
   call<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<T> {
@@ -34,9 +34,9 @@ export class ServiceClient implements OnApplicationShutdown {
     return this.rpc.callJson<T>(subject, data, { requestId: request?.id, timeoutMs });
   }
 
-  /** Whether the broker connection is up; readiness uses it. */
+  /** Whether the broker connection is up now (not closed, nor disconnected and reconnecting); readiness uses it. */
   isConnected(): boolean {
-    return !this.connection.isClosed();
+    return this.rpc.connected;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -50,10 +50,8 @@ export class ServiceClient implements OnApplicationShutdown {
     {
       provide: NATS_CONNECTION,
       inject: [GATEWAY_CONFIG],
-      useFactory: (config: GatewayConfig) =>
-        // noAsyncTraces: no stack trace captured per request (6 % of the gateway's CPU under load); the
-        // errors keep their types, so no-responder and timeout still map to 503 and 504.
-        connect({ servers: config.NATS_URL.split(','), name: 'gateway', maxReconnectAttempts: -1, noAsyncTraces: true }),
+      // Reconnects forever, with the configured credentials and TLS (`natsConnectionOptions`).
+      useFactory: (config: GatewayConfig) => connectNats(config, 'gateway'),
     },
     ServiceClient,
   ],

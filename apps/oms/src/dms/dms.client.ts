@@ -38,7 +38,7 @@ export class DmsClient implements OnApplicationShutdown {
   ) {
     this.timeoutMs = config.OMS_RPC_TIMEOUT_MS;
     // Each call carries the request id of the message or job it is made for (the request context).
-    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs, metrics);
+    this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs, metrics, config.NATS_INBOX_PREFIX);
   }
 
   /** Links a device; the DMS commits only before a deadline well inside our own timeout. */

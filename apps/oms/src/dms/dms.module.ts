@@ -1,5 +1,5 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { connect } from '@nats-io/transport-node';
+import { connectNats } from '@tracking/messaging';
 import type { OmsConfig } from '../config.js';
 import { DMS_NATS_CONNECTION, DmsClient } from './dms.client.js';
 
@@ -13,7 +13,7 @@ export class DmsModule {
       providers: [
         {
           provide: DMS_NATS_CONNECTION,
-          useFactory: () => connect({ servers: config.NATS_URL.split(','), name: 'oms-dms-client', maxReconnectAttempts: -1, noAsyncTraces: true }),
+          useFactory: () => connectNats(config, 'oms-dms-client'),
         },
         DmsClient,
       ],

@@ -1,5 +1,6 @@
 import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { natsLivenessCheck, natsReadinessCheck } from '@tracking/messaging';
 import type { ReadinessChecks } from '@tracking/observability';
 import { DataSource } from 'typeorm';
 import { DMS_NATS_CONNECTION } from '../dms/dms.client.js';
@@ -13,12 +14,15 @@ import { OperationQueue } from '../operations/operation-queue.js';
 export function omsReadiness(app: INestMicroservice): ReadinessChecks {
   const dataSource = app.get(DataSource, { strict: false });
   const queue = app.get(OperationQueue, { strict: false });
+  // Its server connection (requests from the gateway) and its client connection to the DMS.
+  const nats = [app.unwrap<NatsConnection>(), app.get<NatsConnection>(DMS_NATS_CONNECTION, { strict: false })];
   return {
     required: {
       database: () => dataSource.query('SELECT 1'),
-      nats: () => app.unwrap<NatsConnection>().flush(),
+      nats: natsReadinessCheck(...nats),
     },
     reported: { redis: () => queue.ping() },
+    live: { nats: natsLivenessCheck(...nats) },
   };
 }
 
@@ -30,8 +34,9 @@ export function workerReadiness(app: INestApplicationContext): ReadinessChecks {
   return {
     required: {
       database: () => dataSource.query('SELECT 1'),
-      nats: () => nats.flush(),
+      nats: natsReadinessCheck(nats),
       redis: () => queue.ping(),
     },
+    live: { nats: natsLivenessCheck(nats) },
   };
 }
