@@ -257,8 +257,8 @@ describe('query plans of the hot reads on tables never analyzed', () => {
   });
 
   describe('list shipments', () => {
-    const keysetIndexes = ['shipments_tenant_account_seq_idx'];
-    const statusIndexes = ['shipments_tenant_account_status_seq_idx'];
+    const keysetIndexes = ['shipments_account_seq_idx'];
+    const statusIndexes = ['shipments_account_status_seq_idx'];
     const list = (page: PageRequest, status?: ShipmentStatus[]) => () => shipments.findPageJson(scope, page, { status });
 
     it('first page and a deep page, alone and batched, read the keyset index in order', async () => {
@@ -321,9 +321,9 @@ describe('query plans of the hot reads on tables never analyzed', () => {
 
     it('list devices, first and deep page, alone and batched, with and without status filters, reads the keyset indexes in order', async () => {
       for (const [status, indexes, share] of [
-        [undefined, ['devices_tenant_account_seq_idx'], 1],
-        [[DeviceStatus.Available], ['devices_tenant_account_status_seq_idx'], 0.8],
-        [[DeviceStatus.Available, DeviceStatus.Assigned], ['devices_tenant_account_status_seq_idx'], 0.95],
+        [undefined, ['devices_account_seq_idx'], 1],
+        [[DeviceStatus.Available], ['devices_account_status_seq_idx'], 0.8],
+        [[DeviceStatus.Available, DeviceStatus.Assigned], ['devices_account_status_seq_idx'], 0.95],
       ] as const) {
         const filter = status && [...status];
         const cursor = await deepCursor((page) => devices.findPageJson(scope, page, { status: filter }), DEVICES * 0.9 * share);
@@ -343,7 +343,7 @@ describe('query plans of the hot reads on tables never analyzed', () => {
   it('list points of interest, first and deep page, and its total, read the keyset index', async () => {
     const first = await pointsOfInterest.findPage(scope, { limit: POINTS_OF_INTEREST / 2, includeTotal: false });
     const cursor = first.metadata.nextCursor!;
-    const indexes = ['points_of_interest_tenant_account_seq_idx'];
+    const indexes = ['points_of_interest_account_seq_idx'];
     for (const page of [firstPage, { ...firstPage, cursor }]) {
       await expectIndexPlan(omsClient, await statementOf(omsStatements, () => pointsOfInterest.findPage(scope, page)), 'points_of_interest', indexes);
     }
@@ -352,7 +352,7 @@ describe('query plans of the hot reads on tables never analyzed', () => {
   });
 
   it('list operations, with and without filters, first and deep page, reads the keyset index', async () => {
-    const indexes = ['operations_tenant_account_seq_idx'];
+    const indexes = ['operations_account_seq_idx'];
     for (const filters of [{}, { status: [OperationStatus.Succeeded, OperationStatus.Failed] }]) {
       const first = await operations.findPage(scope, { limit: OPERATIONS / 4, includeTotal: false }, filters);
       for (const page of [firstPage, { ...firstPage, cursor: first.metadata.nextCursor! }]) {
