@@ -52,11 +52,21 @@ class CapturingLogger implements Logger {
   logQuery(query: string, parameters?: unknown[]): void {
     this.into.push({ text: query, values: parameters ?? [] });
   }
-  logQueryError(): void {}
-  logQuerySlow(): void {}
-  logSchemaBuild(): void {}
-  logMigration(): void {}
-  log(): void {}
+  logQueryError(): void {
+    // Only the statements sent matter here (a failing one fails its test).
+  }
+  logQuerySlow(): void {
+    // As logQueryError.
+  }
+  logSchemaBuild(): void {
+    // As logQueryError.
+  }
+  logMigration(): void {
+    // As logQueryError.
+  }
+  log(): void {
+    // As logQueryError.
+  }
 }
 
 interface PlanNode {
