@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: seeds the benchmark data through the real stack, measures start-up and idle memory,
 // drives the gateway with autocannon in every scenario of issue 8 (median of BENCH_RUNS runs) and runs
-// the list-shipments reference on the same rows in the same run. Prints tables and writes
+// the list-shipments reference on the same rows in the same run. The read scenarios run first on the
+// freshly seeded tables, never analyzed, then everything after ANALYZE. Prints tables and writes
 // bench/results/latest.json. See BENCHMARKS.md for the method and bench/lib/config.mjs for the settings.
 import { join } from 'node:path';
 import { readBenchConfig, resultsDir } from './lib/config.mjs';
@@ -12,7 +13,7 @@ import { ensureReferenceDependencies, prepareReferenceData, startReference } fro
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import * as scenarios from './lib/scenarios.mjs';
 import { startWithData } from './lib/seed.mjs';
-import { BenchStack, databaseNames, databaseUrl, memoryOf, sleep } from './lib/stack.mjs';
+import { analyzeDatabases, BenchStack, databaseNames, databaseUrl, memoryOf, sleep } from './lib/stack.mjs';
 
 const config = readBenchConfig();
 const results = { startedAt: new Date().toISOString(), machine: machine(), config: { ...config }, scenarios: {} };
@@ -24,7 +25,7 @@ async function main() {
   print(`Benchmark on ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${process.version}, load average ${results.machine.loadAverageAtStart.join(' ')}`);
   print(`${config.shipments} shipments, ${config.devices} devices; runs of ${config.duration} s × ${config.runs} (+${config.warmup} s warm-up), ${config.connections} connections\n`);
 
-  const data = await startWithData(stack, config, results);
+  const data = await startWithData(stack, config, results, { analyze: !config.neverAnalyzed });
 
   print('\nRestarting the stack on the seeded databases to measure start-up and idle memory...');
   await stack.stop();
@@ -64,14 +65,29 @@ async function main() {
   for (const build of [scenarios.listShipments, scenarios.listShipmentsDeep, scenarios.getShipment, scenarios.listDevices]) {
     await measure([build(data)], { ...config, warmup: 0, runs: 1, duration: Math.max(1, config.warmup) }, () => {});
   }
-  for (const [key, group] of plan) {
+  const measureGroup = async (key, group) => {
     const settledMs = await stackCpu.waitUntilIdle();
     print(`\n${group.map((scenario) => scenario.name).join(' / ')}${settledMs > 2500 ? ` (after waiting ${settledMs} ms for the stack to idle)` : ''}`);
     const measured = await measure(group, config);
     stack.assertAlive();
     const memory = stack.memory();
     group.forEach((scenario, index) => (results.scenarios[scenario.name] = { key, ...measured[index], stackMemoryAfter: memory }));
+  };
+  results.neverAnalyzed = !data.analyzed;
+  if (!data.analyzed) {
+    // The seeded tables as a fresh database, or a big account loaded faster than autovacuum runs, has them.
+    const reads = [
+      ['list', scenarios.listShipments],
+      ['deep', scenarios.listShipmentsDeep],
+      ['get', scenarios.getShipment],
+      ['devices', scenarios.listDevices],
+    ].filter(([key]) => config.only.length === 0 || config.only.includes(key));
+    print('\nRead scenarios on the tables as seeded, never analyzed:');
+    for (const [key, build] of reads) await measureGroup(key, [ours(neverAnalyzed(build(data)))]);
+    print('\nANALYZE, then every scenario:');
+    await analyzeDatabases(config, [names.gateway, names.oms, names.dms]);
   }
+  for (const [key, group] of plan) await measureGroup(key, group);
   results.memoryAfterLoad = stack.memory();
   results.reference.memoryAfterLoad = memoryOf(reference.child.pid);
   results.ratios = ratios(results.scenarios);
@@ -79,6 +95,13 @@ async function main() {
   printSummary();
   print(`\nAll figures: ${writeResults('latest.json', results)}`);
 }
+
+/** The scenario, named as measured on tables never analyzed. */
+function neverAnalyzed(scenario) {
+  return { ...scenario, name: `${scenario.name}${NEVER_ANALYZED}` };
+}
+
+const NEVER_ANALYZED = ', never analyzed';
 
 /** Returns a function that attaches the CPU meter to a scenario; the meter is closed at the end. */
 function meter(cpuMeter) {
@@ -99,9 +122,25 @@ function ratios(measured) {
       cpuPerRequest: a.cpuMsPerRequest && b.cpuMsPerRequest ? Math.round((a.cpuMsPerRequest.total / b.cpuMsPerRequest.total) * 10) / 10 : undefined,
     };
   };
+  // The same scenario on tables never analyzed against analyzed: the planner must not need statistics.
+  const unanalyzed = (name) => {
+    const a = measured[`${name}${NEVER_ANALYZED}`]?.median;
+    const b = measured[name]?.median;
+    if (!a || !b) return undefined;
+    return {
+      throughput: Math.round((a.rps / b.rps) * 100) / 100,
+      p99: Math.round((a.p99 / b.p99) * 100) / 100,
+      goal: 'throughput >= 0.9',
+    };
+  };
   return {
     firstPage: pair('list shipments (first page)', 'reference: list shipments (first page)'),
     deepPages: pair('list shipments (deep pages)', 'reference: list shipments (deep pages)'),
+    neverAnalyzed: Object.fromEntries(
+      ['list shipments (first page)', 'list shipments (deep pages)', 'get one shipment', 'list devices (first page)']
+        .map((name) => [name, unanalyzed(name)])
+        .filter(([, ratio]) => ratio),
+    ),
   };
 }
 
@@ -121,8 +160,11 @@ function printSummary() {
   const loads = Object.values(results.scenarios).flatMap(({ runs }) => runs.map((run) => run.loadAverage));
   print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes, their PostgreSQL backends and, for our stack, the NATS and Redis servers; not the load generator)`);
 
+  for (const [name, ratio] of Object.entries(results.ratios.neverAnalyzed)) {
+    print(`\n${name}, never analyzed: ${ratio.throughput} × the throughput after ANALYZE, p99 ${ratio.p99} × (goal: >= 0.9)`);
+  }
   for (const [label, ratio] of Object.entries(results.ratios)) {
-    if (ratio) {
+    if (ratio && label !== 'neverAnalyzed') {
       print(
         `\nList shipments, ${label === 'firstPage' ? 'first page' : 'deep pages'}: ${ratio.throughput} × the reference's throughput, ` +
           `p99 ${ratio.p99} × the reference's (goal: >= 0.6 and <= 2); ${ratio.cpuPerRequest} × its CPU per request`,

@@ -19,6 +19,11 @@ function text(name, fallback) {
   return raw === undefined || raw === '' ? fallback : raw;
 }
 
+function prefix(value) {
+  if (!/^bench(_[a-z]+)?$/.test(value)) throw new Error(`BENCH_PREFIX must be bench or bench_<lower-case letters>, got "${value}"`);
+  return value;
+}
+
 export function readBenchConfig() {
   return Object.freeze({
     /** Seconds of each measured run, and of the unmeasured warm-up run before them. */
@@ -49,7 +54,17 @@ export function readBenchConfig() {
     pgUrl: text('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432'),
     natsUrl: text('BENCH_NATS_URL', 'nats://127.0.0.1:4222'),
     redisUrl: text('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
-    /** Prefix of every database, NATS subject and Redis key of the benchmark; never tracking_* or trk_*. */
-    prefix: 'bench',
+    /**
+     * Measure the read scenarios on the freshly seeded tables before they are analyzed, then ANALYZE and
+     * measure everything as usual (BENCH_NEVER_ANALYZED=0 skips the first part). A reused database
+     * (BENCH_REUSE=1) has been analyzed already, so it skips it too.
+     */
+    neverAnalyzed: process.env.BENCH_NEVER_ANALYZED !== '0',
+    /**
+     * Prefix of every database, NATS subject and Redis key of the benchmark: `bench`, or `bench_<letters>`
+     * (BENCH_PREFIX) so that two benchmarks on one PostgreSQL do not drop each other's databases; never
+     * tracking_* or trk_*.
+     */
+    prefix: prefix(text('BENCH_PREFIX', 'bench')),
   });
 }

@@ -110,9 +110,10 @@ const stateFile = join(resultsDir, 'state.json');
  * Starts `stack` on the benchmark's data and returns what the scenarios need. With `reuse` (BENCH_REUSE=1),
  * keeps the databases of the previous run when they still hold its data; otherwise recreates them empty,
  * provisions, starts the stack (whose first start migrates them) and seeds. Records the first start-up
- * and the seeding rates in `results`.
+ * and the seeding rates in `results`. The databases are analyzed at the end unless `analyze` is false
+ * (a reused database was analyzed by the run that seeded it); `data.analyzed` tells which.
  */
-export async function startWithData(stack, config, results, { reuse = config.reuse } = {}) {
+export async function startWithData(stack, config, results, { reuse = config.reuse, analyze = true } = {}) {
   const previous = reuse && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : undefined;
   if (previous && (await stillSeeded(config, previous))) {
     print('Reusing the seeded databases of the previous run (BENCH_REUSE=1).');
@@ -122,7 +123,7 @@ export async function startWithData(stack, config, results, { reuse = config.reu
     const names = databaseNames(config);
     await analyzeDatabases(config, [names.gateway, names.oms, names.dms]);
     const deepCursors = await collectDeepCursors(stack.base, token, previous.data.readAccountId);
-    return { ...previous.data, base: stack.base, runId: stack.runId, deepCursors };
+    return { ...previous.data, base: stack.base, runId: stack.runId, deepCursors, analyzed: true };
   }
   const names = databaseNames(config);
   print(`Recreating the databases ${names.gateway}, ${names.oms}, ${names.dms}...`);
@@ -137,7 +138,7 @@ export async function startWithData(stack, config, results, { reuse = config.reu
   const shipments = await seedShipments(base, token, identity.readAccountId, config.shipments, config.seedConcurrency);
   const devices = await seedDevices(base, token, identity.readAccountId, config.devices, config.seedConcurrency);
   const slots = await prepareAssignmentSlots(base, token, identity.writeAccountId, 2 * config.connections, config.seedConcurrency);
-  await analyzeDatabases(config, [names.gateway, names.oms, names.dms]);
+  if (analyze) await analyzeDatabases(config, [names.gateway, names.oms, names.dms]);
   const deepCursors = await collectDeepCursors(base, token, identity.readAccountId);
   results.seeding = {
     shipments: { count: config.shipments, seconds: shipments.seconds, perSecond: shipments.perSecond },
@@ -146,7 +147,7 @@ export async function startWithData(stack, config, results, { reuse = config.reu
   };
   const data = { ...identity, shipmentIds: shipments.results, slots };
   writeResults('state.json', { config: { shipments: config.shipments, devices: config.devices }, seeding: results.seeding, data });
-  return { ...data, base, runId: stack.runId, deepCursors };
+  return { ...data, base, runId: stack.runId, deepCursors, analyzed: analyze };
 }
 
 async function stillSeeded(config, previous) {

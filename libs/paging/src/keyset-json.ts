@@ -48,8 +48,13 @@ export interface KeysetJsonQuery {
    * keeps up to date on every write).
    */
   jsonColumn: string;
-  /** Every filter, scope included; `binding` must describe the same filters. */
+  /** Every filter, scope included, but `oneOf`; `binding` must describe the same filters. */
   where: SqlConditions;
+  /**
+   * A filter that takes a list (`status` in any of these): a row matches when `column` equals one of
+   * `values`, whose PostgreSQL type is `type` (scalar). See `keysetJsonPage` for how it is read.
+   */
+  oneOf?: { column: string; values: readonly unknown[]; type: string };
   page: PageRequest;
   codec: CursorCodec;
   binding: string;
@@ -57,25 +62,62 @@ export interface KeysetJsonQuery {
   itemsKey: string;
 }
 
+/** The most values of a `oneOf` filter read as one branch each; a longer list is a plain filter. */
+export const MAX_ONE_OF_BRANCHES = 8;
+
 /**
  * One page, as JSON text, of `table` in ascending `seq` order after the position in `page.cursor`, for
  * the hottest reads: a statement prepared once per connection that selects each row's stored JSON,
  * strung together as it is (no entity, no object, no `JSON.stringify` of one). Fetches one row more than
  * the limit to know whether a next page exists, as `keysetPage` does. Pages of the same shape asked for
- * in the same turn share one statement (`batchedRows`), unless a filter is a list.
+ * in the same turn share one statement (`batchedRows`).
+ *
+ * The statement is shaped so that an index on the equality columns of `where` followed by `seq` is its
+ * only sensible plan, statistics or none: equalities and `seq > $n` only, `ORDER BY seq LIMIT $n`. A
+ * `oneOf` list of one value is one equality more; a list of several is one such branch per value,
+ * `UNION ALL`ed and merged in `seq` order (each branch ordered by an index on `(..., column, seq)` and
+ * limited, so a page reads at most its own rows and one per branch more), where `column = ANY(list)`
+ * would leave PostgreSQL only a filter or a sort of every matching row.
  */
 export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
-  const { dataSource, table, jsonColumn, where, page, codec, binding } = query;
+  const { dataSource, table, jsonColumn, where, page, codec, binding, oneOf } = query;
   // The cursor is checked before any query starts, so that a refused cursor leaves none running.
-  const paged = page.cursor === undefined ? where : where.and((p) => `seq > ${p}`, codec.decode(binding, page.cursor), 'bigint');
-  const text = `SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT $${paged.params.length + 1}`;
-  const values = [...paged.params, page.limit + 1];
+  const after = page.cursor === undefined ? undefined : codec.decode(binding, page.cursor);
+  const values = oneOf && [...new Set(oneOf.values)];
+  const branched = oneOf !== undefined && values !== undefined && values.length > 1 && values.length <= MAX_ONE_OF_BRANCHES;
+  let filtered = where;
+  if (oneOf && values && !branched) {
+    filtered =
+      values.length === 1
+        ? where.and((p) => `${oneOf.column} = ${p}`, values[0], oneOf.type)
+        : where.and((p) => `${oneOf.column} = ANY(${p})`, values, `${oneOf.type}[]`);
+  }
+  const paged = after === undefined ? filtered : filtered.and((p) => `seq > ${p}`, after, 'bigint');
+  const placeholder = (n: number) => `$${paged.params.length + n}`;
+  let text: string;
+  let params: unknown[];
+  let types: string[];
+  if (branched && oneOf && values) {
+    // One branch per value ($n+1...), all limited by the same $ (the last parameter).
+    const limit = placeholder(values.length + 1);
+    const selects = values.map(
+      (_, index) => `(SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} AND ${oneOf.column} = ${placeholder(index + 1)} ORDER BY seq LIMIT ${limit})`,
+    );
+    text = `SELECT seq, ${jsonColumn} FROM (${selects.join(' UNION ALL ')}) AS _branches ORDER BY seq LIMIT ${limit}`;
+    params = [...paged.params, ...values, page.limit + 1];
+    types = [...paged.types, ...values.map(() => oneOf.type), 'integer'];
+  } else {
+    text = `SELECT seq, ${jsonColumn} FROM ${table} WHERE ${paged.sql} ORDER BY seq LIMIT ${placeholder(1)}`;
+    params = [...paged.params, page.limit + 1];
+    types = [...paged.types, 'integer'];
+  }
+  const counted = branched && oneOf ? where.and((p) => `${oneOf.column} = ANY(${p})`, values, `${oneOf.type}[]`) : filtered;
   // Both queries at once, awaited together: a failing count never goes unobserved.
   const [rows, total] = await Promise.all([
-    paged.batchable
-      ? batchedRows<[seq: string, json: string]>(dataSource, text, [...paged.types, 'integer'], values).then(inSeqOrder)
-      : preparedRows<[seq: string, json: string]>(dataSource, text, values),
-    page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${where.sql}`, where.params) : undefined,
+    batchableTypes(types)
+      ? batchedRows<[seq: string, json: string]>(dataSource, text, types, params).then(inSeqOrder)
+      : preparedRows<[seq: string, json: string]>(dataSource, text, params),
+    page.includeTotal ? preparedRows<[number]>(dataSource, `SELECT count(*)::int FROM ${table} WHERE ${counted.sql}`, counted.params) : undefined,
   ]);
   const hasMore = rows.length > page.limit;
   if (hasMore) rows.length = page.limit;

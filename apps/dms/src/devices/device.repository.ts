@@ -26,7 +26,6 @@ export class DeviceRepository {
    */
   findPageJson(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<string> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
-    if (filters.status !== undefined) where.add((p) => `status = ANY(${p})`, filters.status, 'text[]');
     if (filters.serialNumber !== undefined) where.add((p) => `serial_number = ${p}`, filters.serialNumber, 'text');
     if (filters.shipmentId !== undefined) where.add((p) => `shipment_id = ${p}`, filters.shipmentId, 'uuid');
     return keysetJsonPage({
@@ -34,6 +33,7 @@ export class DeviceRepository {
       table: 'devices',
       jsonColumn: 'api_json',
       where,
+      oneOf: filters.status && { column: 'status', values: filters.status, type: 'text' },
       page,
       codec: this.cursors,
       // A status list is one filter whatever its order, so its cursor binds the sorted list.

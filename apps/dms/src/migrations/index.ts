@@ -4,6 +4,7 @@ import { IndexDeviceSets1763800005000 } from './1763800005000-index-device-sets.
 import { CreateReleasedLinkTargets1763800006000 } from './1763800006000-create-released-link-targets.js';
 import { CreateOperationOutcomes1763800007000 } from './1763800007000-create-operation-outcomes.js';
 import { StoreDeviceJson1763800008000 } from './1763800008000-store-device-json.js';
+import { IndexDeviceKeysetsByTenant1763800009000 } from './1763800009000-index-device-keysets-by-tenant.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -13,4 +14,5 @@ export const dmsMigrations = [
   CreateReleasedLinkTargets1763800006000,
   CreateOperationOutcomes1763800007000,
   StoreDeviceJson1763800008000,
+  IndexDeviceKeysetsByTenant1763800009000,
 ];
