@@ -238,3 +238,29 @@ export async function untilWaitingForLock(observer: pg.Client, timeoutMs = 5000)
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** An OMS whose DMS client calls a real DMS in this process, each on a database of its own. */
+export interface MediumPair {
+  dms: MediumService;
+  oms: MediumOms;
+  client: InProcessDmsClient;
+  close(): Promise<void>;
+}
+
+export async function startMediumPair(env: Record<string, string> = {}): Promise<MediumPair> {
+  const dms = await startMediumDms();
+  const client = new InProcessDmsClient(dms);
+  const oms = await startMediumOms(client, env).catch(async (error: unknown) => {
+    await dms.close();
+    throw error;
+  });
+  return {
+    dms,
+    oms,
+    client,
+    close: async () => {
+      await oms.close();
+      await dms.close();
+    },
+  };
+}
