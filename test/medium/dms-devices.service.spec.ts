@@ -264,25 +264,26 @@ describe('DevicesService.assign (link)', () => {
     expect((await devices.get({ ...scope, deviceId: device.id })).resource).toMatchObject(targets[won]);
   });
 
-  it('makes a retire that waits for a link refuse with DeviceAssigned once the link commits', async () => {
+  it('makes a link wait for a release of its shipment in progress, and refuses it once the release commits', async () => {
     const scope = newScope();
     const device = await newDevice(scope);
     const target = newTarget();
-    const holder = await connect(dms.url);
+    const release = await connect(dms.url);
     const observer = await connect(dms.url);
     try {
-      // The link waits for the shipment's link lock, which the holder takes exclusively, as a release does.
-      await holder.query('BEGIN');
-      await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`links:${target.shipmentId}`]);
-      const linking = link(scope, device.id, target);
+      // What DeviceRepository.release does, held open: the shipment's link lock taken exclusively, the shipment recorded as released.
+      await release.query('BEGIN');
+      await release.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`links:${target.shipmentId}`]);
+      await release.query('INSERT INTO released_link_targets (target_id) VALUES ($1)', [target.shipmentId]);
+      const linking = rejection(link(scope, device.id, target));
       await untilWaitingForLock(observer);
-      await holder.query('COMMIT');
-      await linking;
-      expect((await rejection(devices.retire({ ...scope, deviceId: device.id }))).code).toBe(ErrorCode.DeviceAssigned);
+      await release.query('COMMIT');
+      expect((await linking).code).toBe(ErrorCode.ShipmentClosed);
     } finally {
-      await holder.end();
+      await release.end();
       await observer.end();
     }
+    expect((await devices.get({ ...scope, deviceId: device.id })).resource.status).toBe(DeviceStatus.Available);
   });
 });
 
