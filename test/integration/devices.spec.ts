@@ -175,7 +175,7 @@ describe('devices over HTTP', () => {
     it('shows any text, number and metadata the same in the list as in GET and in the answer to the create', async () => {
       // The list's JSON is assembled from PostgreSQL's output, GET's by JSON.stringify: both must agree.
       const anyText = (maxLength: number) => fc.string({ unit: 'binary', minLength: 1, maxLength });
-      // Metadata values are strings, finite numbers and booleans (API.md).
+      // Metadata values are strings, finite numbers and booleans (docs/api.md, "Input rules").
       const metadataValue = fc.oneof(anyText(20), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
       let accepted = 0;
       await fc.assert(

@@ -274,7 +274,7 @@ function fulfilled(promises: Promise<unknown>[], count: number): Promise<void> {
 }
 
 /**
- * Rule 3 under load, as API.md states it: two OMS replicas, clients creating and changing
+ * Rule 3 under load, as docs/api.md ("Paging") states it: two OMS replicas, clients creating and changing
  * shipments while another client pages with limit 7.
  *
  * A skip needs a page read while a shipment is still uncommitted and at least two shipments

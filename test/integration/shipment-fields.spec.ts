@@ -162,7 +162,7 @@ describe('shipment fields over HTTP', () => {
       // (quotes, backslashes, control characters, astral planes) and any metadata must come out equal.
       const anyText = (maxLength: number) => fc.string({ unit: 'binary', minLength: 1, maxLength });
       let accepted = 0;
-      // Metadata values are strings, finite numbers and booleans (API.md).
+      // Metadata values are strings, finite numbers and booleans (docs/api.md, "Input rules").
       const metadataValue = fc.oneof(anyText(20), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
       await fc.assert(
         fc.asyncProperty(

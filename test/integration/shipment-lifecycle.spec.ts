@@ -9,7 +9,7 @@ const STATUSES: ShipmentStatusName[] = ['Planned', 'InTransit', 'Delivered', 'Co
 const ACTIONS = ['start', 'deliver', 'complete', 'cancel'] as const;
 type Action = (typeof ACTIONS)[number];
 
-/** API.md "States": the one status each action leads from, and the timestamp it sets. */
+/** docs/api.md, "Shipments": the one status each action leads from, and the timestamp it sets. */
 const VALID: Record<Action, { from: ShipmentStatusName[]; to: ShipmentStatusName; stamp: string }> = {
   start: { from: ['Planned'], to: 'InTransit', stamp: 'departedAt' },
   deliver: { from: ['InTransit'], to: 'Delivered', stamp: 'deliveredAt' },

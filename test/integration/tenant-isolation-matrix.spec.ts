@@ -7,8 +7,8 @@ import { type CatalogRoute, fillPath, RouteCatalog } from '../support/route-cata
 import { type HttpResult, TestStack } from '../support/stack.js';
 
 /**
- * API.md "Identity": on every `/v1/accounts/{accountId}/...` route, another tenant's account is 400
- * `AccountNotFound` and another tenant's (or another account's) resource is the resource's 404, and
+ * docs/api.md, "Authentication and roles": on every `/v1/accounts/{accountId}/...` route, another
+ * tenant's account is 400 `AccountNotFound` and another tenant's (or another account's) resource is the resource's 404, and
  * no answer carries the other tenant's data. The routes come from the running gateway, so a route
  * added later is covered without being listed here, and one with a path parameter this file cannot
  * fill makes it fail.

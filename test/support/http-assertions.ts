@@ -3,7 +3,7 @@ import type { HttpResult } from './stack.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-/** RFC 3339 in UTC with milliseconds, as API.md requires for every timestamp. */
+/** RFC 3339 in UTC with milliseconds, as docs/api.md ("Conventions") requires for every timestamp. */
 export const TIMESTAMP_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**

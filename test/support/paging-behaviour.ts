@@ -36,7 +36,7 @@ export type CollectionKey = 'items' | 'devices';
 const nextPage = (page: HttpResult, query = ''): string => `?${query}cursor=${encodeURIComponent(page.body.metadata.nextCursor)}`;
 
 /**
- * Registers the tests of API.md "Pagination" that hold for every collection: order, limit, cursors,
+ * Registers the tests of docs/api.md, "Paging", that hold for every collection: order, limit, cursors,
  * includeTotal, the default page size, resources created while paging, and refused query strings
  * (`unknownParameter` stands for a parameter the collection does not have).
  */

@@ -43,7 +43,7 @@ export function readGatewayConfig(source?: Record<string, string | undefined>): 
 
 /** The token lifetime is fixed by the specification. */
 export const TOKEN_TTL_SECONDS = 86400;
-/** Largest accepted request body (API.md). */
+/** Largest accepted request body (docs/api.md, "Conventions"). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-/** Largest accepted body of a bulk request (API.md); routes opt in with `@RouteConfig(BULK_BODY)`. */
+/** Largest accepted bulk request body (docs/api.md, "Conventions"); routes opt in with `@RouteConfig(BULK_BODY)`. */
 export const BULK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;

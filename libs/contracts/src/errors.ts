@@ -1,4 +1,4 @@
-/** Every error code of the public API (API.md "Errors"). Nothing else names an error. */
+/** Every error code of the public API (docs/api.md, "Errors"). Nothing else names an error. */
 export enum ErrorCode {
   InvalidParameter = 'InvalidParameter',
   MalformedRequest = 'MalformedRequest',

@@ -3,15 +3,11 @@
  * the requests waiting for their replies: the same operations as a `Map`, without what a long-lived `Map`
  * costs the garbage collector under such churn.
  *
- * V8 links a `Map`'s hash table, once replaced (the map grew, shrank, compacted its deleted entries or was
- * cleared), to its successor, for iterators still walking the old one, and the replaced table keeps its
- * entries. When a full collection has moved the current table to the old generation, each later table,
- * and every value it held, is reachable from there: the young collections keep and promote them all,
- * and only the next full collection frees them. What the entries reach (here a request's promises, its
- * reply bytes) piles up in the old generation until then, and the pile, `ArrayBuffer`s above all, sets
- * off the next full collection: about one a second in the gateway under load (docs/benchmark-history.md, the seventh
- * pass; `bench/map-churn.mjs` shows it). A dictionary-mode object replaces its tables without such a
- * link; `Object.create(null)` makes one.
+ * Once a full collection has moved a long-lived `Map`'s table to the old generation, V8's link from each
+ * replaced table to its successor keeps every later entry, and what it reaches, alive until the next full
+ * collection, which the pile then sets off. A dictionary-mode object (`Object.create(null)`) has no such
+ * link. Speed machinery (docs/architecture.md, "Speed machinery"): the simple version is a `Map`; why and
+ * what it bought: docs/benchmark-history.md, "The seventh round", and `bench/map-churn.mjs`.
  */
 export class ChurnMap<V> {
   private entries: Record<string, V> = Object.create(null) as Record<string, V>;

@@ -22,6 +22,7 @@ function statementName(text: string): string {
  * Runs `text` as a named prepared statement on the data source's pool and returns its rows as arrays of
  * the driver's values, for the hottest reads: PostgreSQL parses and plans the statement once per
  * connection instead of on every call (as TypeORM's `query` makes it do), and no row objects are built.
+ * Speed machinery (docs/architecture.md): the simple version is TypeORM's `query` or `findOneBy`.
  * The caller keeps `text` to a bounded set of texts (placeholders, never inlined values) and names its
  * columns: PostgreSQL re-plans a prepared statement after a migration by itself, and only a change of the
  * type of a selected column (which a rolling update must not make anyway) would fail it.

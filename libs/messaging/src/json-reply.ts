@@ -3,6 +3,10 @@
  * so that neither the service nor the gateway parses and re-encodes it: the service sends the text as it is
  * to a caller that asked for it (`callJson`), which hands the bytes on to its HTTP client.
  *
+ * Speed machinery (docs/architecture.md, "Speed machinery"): the simple version returns the page as an
+ * object in Nest's packet, parsed by the gateway and encoded again by Fastify (docs/benchmark-history.md,
+ * "Earlier rounds", the second round).
+ *
  * `T` is the type of the value the text encodes; it is only a compile-time label.
  */
 export class JsonReply<T> {

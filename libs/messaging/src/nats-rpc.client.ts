@@ -51,7 +51,7 @@ export class NatsRpcClient {
   /**
    * Like `call`, but the response as JSON bytes, for a caller that only passes it on: a service that
    * answers with a `JsonReply` sends them as it built them, nobody parses them; any other answer is
-   * parsed as usual and its response encoded.
+   * parsed as usual and its response encoded. Speed machinery (`JsonReply`): the simple version is `call`.
    */
   async callJson<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<JsonBytes<T>> {
     return this.measured(subject, async () => {
@@ -104,8 +104,9 @@ interface Waiting {
 /**
  * The replies to one client's requests: a single subscription on `<inbox>.*`, and each request waiting
  * under its own token, as nats.js's own request does, but without the `Error` that nats.js builds for
- * every request it completes (4 % of the gateway's CPU under load). No responder, a timeout and a
- * closed connection become the public error codes here.
+ * every request it completes. No responder, a timeout and a closed connection become the public error
+ * codes here. Speed machinery (docs/architecture.md, "Speed machinery"): the simple version is
+ * `connection.request()` (docs/benchmark-history.md, "The third round").
  */
 class ReplyInbox {
   private readonly inbox: string;

@@ -88,7 +88,8 @@ export class PrefixedNatsServer extends ServerNats {
 
   /**
    * Our patterns are plain subjects. Nest's version first tries `JSON.parse` on the pattern, for object
-   * patterns, and so throws and catches a `SyntaxError` for every message: 3 % of a service's CPU time.
+   * patterns, and so throws and catches a `SyntaxError` for every message. Speed machinery: the simple
+   * version is Nest's own (docs/benchmark-history.md, "The fourth round").
    */
   override getRouteFromPattern(pattern: string): string {
     return this.messageHandlers.has(pattern) ? pattern : super.getRouteFromPattern(pattern);
@@ -119,7 +120,8 @@ export class PrefixedNatsServer extends ServerNats {
    * Nest publishes the reply after `handleMessage` has returned; the reply is where a message ends.
    * Replies wait for the end of the event loop's turn and go out together (`replies`), so that the
    * NATS client writes the replies of every query that finished in that turn with one socket write, and
-   * the NATS server reads them with one read. A message is settled once its reply is handed to the client.
+   * the NATS server reads them with one read (speed machinery, `TurnBatch`; the simple version is
+   * Nest's publisher called at once). A message is settled once its reply is handed to the client.
    */
   override getPublisher(message: Msg, id: string, context: Parameters<ServerNats['getPublisher']>[2]): (response: unknown) => unknown {
     const publish = super.getPublisher(message, id, context);
@@ -189,7 +191,7 @@ interface Packet {
 /**
  * Sends a handler's `JsonReply` without parsing it: bare, with the reply-format header, to a caller that
  * accepts that; else inside the packet Nest's serializer would have written (`{"id", "response",
- * "isDisposed"}`), assembled as text.
+ * "isDisposed"}`), assembled as text. Speed machinery (`JsonReply`): the simple version is `publish`.
  */
 function respondJson(message: Msg, id: string, json: string, packet: Packet): void {
   if (message.headers?.get(REPLY_FORMAT_HEADER) === BARE_JSON) {

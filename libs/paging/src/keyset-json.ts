@@ -6,7 +6,8 @@ import type { CursorCodec } from './cursor-codec.js';
 /**
  * The WHERE conditions of a hand-written query and their parameters, numbered as they are added, each
  * with its PostgreSQL type (`uuid`, `text`, `text[]`...), so that a query of scalar parameters only can be
- * batched with others of its kind (`batchedRows`).
+ * batched with others of its kind (`batchedRows`). The types exist only for that batching (speed
+ * machinery, docs/architecture.md); without it the conditions would need no types.
  */
 export class SqlConditions {
   readonly conditions: string[] = [];
@@ -78,6 +79,9 @@ export const MAX_ONE_OF_BRANCHES = 8;
  * `UNION ALL`ed and merged in `seq` order (each branch ordered by an index on `(..., column, seq)` and
  * limited, so a page reads at most its own rows and one per branch more), where `column = ANY(list)`
  * would leave PostgreSQL only a filter or a sort of every matching row.
+ *
+ * Speed machinery (docs/architecture.md, "Speed machinery"): the simple version is `keysetPage` on the
+ * entities, mapped with `toShipment` / `toDevice` and encoded by the caller.
  */
 export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
   const { dataSource, table, jsonColumn, where, page, codec, binding, oneOf } = query;
@@ -127,7 +131,7 @@ export async function keysetJsonPage(query: KeysetJsonQuery): Promise<string> {
   return `{"${query.itemsKey}":[${rows.map((row) => row[1]).join(',')}],"metadata":${JSON.stringify(metadata)}}`;
 }
 
-/** `rows` sorted by `seq` (a bigint's decimal text), which a batched statement does not promise. */
+/** `rows` sorted by `seq` (a bigint's decimal text), which a batched statement (`batchedRows`) does not promise. */
 function inSeqOrder<Row extends [seq: string, ...rest: unknown[]]>(rows: Row[]): Row[] {
   const before = (a: Row, b: Row) => a[0].length < b[0].length || (a[0].length === b[0].length && a[0] < b[0]);
   const sorted = rows.every((row, index) => index === 0 || before(rows[index - 1] as Row, row));

@@ -53,7 +53,7 @@ export class DeviceRepository {
 
   /**
    * Runs `work` in one transaction with the device locked (`FOR UPDATE`) until it returns, so that
-   * concurrent writes to one device (patch, retire, delete, and later assignment) take turns and each
+   * concurrent writes to one device (patch, retire, delete, assign, unassign) take turns and each
    * decides on the status the one before it left.
    */
   withLockedDevice<T>(

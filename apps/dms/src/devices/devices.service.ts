@@ -191,7 +191,10 @@ function assignmentNotFound(request: UnassignDeviceRequest): DomainError {
   return new DomainError(ErrorCode.AssignmentNotExists, `Device ${request.deviceId} is not assigned to set ${request.setId}.`);
 }
 
-/** The instant of an RFC 3339 date-time the gateway has validated; null and absent are null. */
+/**
+ * A device as the API shows it. The trigger function `devices_api_json()` (migration StoreDeviceJson)
+ * writes the same JSON in PL/pgSQL for the device list: a change here needs a migration there.
+ */
 export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
   const { lastLocationLat: lat, lastLocationLng: lng } = entity;
   return {

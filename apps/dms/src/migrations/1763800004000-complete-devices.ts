@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Every field of a device (API.md "Devices"), and the device-to-shipment link for the assignment work.
+ * Every field of a device (docs/api.md, "Devices"), and the device-to-shipment link for the assignment work.
  *
  * The DMS owns the link: `shipment_id` and `set_id` on the device row, both set or both null, and
  * `status = 'Assigned'` exactly when `shipment_id` is set (devices_assignment_check). Assigning then is

@@ -4,7 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Each device keeps its API representation as JSON text in `api_json`, written by a trigger on every
  * insert and update (assignments, bulk operations and any other writer included). The device list
  * selects one text column per row instead of formatting 15, and the DMS strings the rows together
- * without decoding them.
+ * without decoding them. Speed machinery (docs/architecture.md, "Speed machinery"): the simple version
+ * reads the entities and maps them with `toDevice`, as get device still does.
  *
  * The text is the JSON of `toDevice`: the same fields in the same order, date-times as RFC 3339 UTC with
  * milliseconds, numbers in the shortest form that reads back as the same double (the function pins

@@ -9,9 +9,9 @@ import { isPermitted, Permission } from '../identity/roles.js';
 type AccountRequest = FastifyRequest<{ Params: { accountId?: string } }> & { user?: Principal };
 
 /**
- * The account checks of API.md, after authentication: an account that does not exist or belongs to
- * another tenant is 400 `AccountNotFound` (never revealing which); then the application's roles must
- * grant read (GET) or write (anything else) on it, else 403.
+ * The account checks of docs/api.md ("Authentication and roles"), after authentication: an account that
+ * does not exist or belongs to another tenant is 400 `AccountNotFound` (never revealing which); then the
+ * application's roles must grant read (GET) or write (anything else) on it, else 403.
  */
 @Injectable()
 export class AccountAccessGuard implements CanActivate {

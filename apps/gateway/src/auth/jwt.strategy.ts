@@ -9,7 +9,7 @@ import type { Principal } from './principal.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
-/** The clock skew API.md allows between the gateway replicas that issue and verify tokens. */
+/** The clock skew allowed between the gateway replicas that issue and verify tokens (docs/api.md, "Authentication and roles"). */
 const CLOCK_SKEW_SECONDS = 60;
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
@@ -78,7 +78,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   /**
    * The claims of a token this strategy verified (signature, algorithm, kid, iss, aud, exp, nbf) within the
    * last 60 s and that has not expired since; `validate` must still pass. Clients send one token on every
-   * request, and checking its signature each time was 13 % of the gateway's CPU under load.
+   * request, and its ES256 signature is the dearest check. Speed machinery (docs/architecture.md, "Speed
+   * machinery"): the simple version runs passport's verification on every request.
    */
   recentlyVerified(token: string): AccessTokenClaims | undefined {
     return this.verified.get(token);

@@ -38,10 +38,9 @@ export class RefusesQueryGuard implements CanActivate {
  *   and 403 come first, as for every other parameter.
  * - Every POST runs through `IdempotencyInterceptor` (`Idempotency-Key`).
  *
- * Not global enhancers: one global interceptor puts every request, a list included, through Nest's
- * RxJS interceptor chain, 8 % of the gateway's busy time in a profile of the list's deep pages
- * (docs/benchmark-history.md, the fourth round). Every controller must be one of these; `assertApiControllers` refuses to start a
- * gateway with another.
+ * Not global enhancers (speed machinery, docs/architecture.md): one global interceptor puts every request,
+ * a list included, through Nest's RxJS interceptor chain (docs/benchmark-history.md, "The fourth round").
+ * Every controller must be one of these; `assertApiControllers` refuses to start a gateway with another.
  */
 export function ApiController(path: string): ClassDecorator {
   return (target) => {

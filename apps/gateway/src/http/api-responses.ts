@@ -31,7 +31,7 @@ export const ApiIfMatch = () =>
     ApiPreconditionFailedResponse({ type: ErrorEnvelopeDto, description: 'PreconditionFailed: If-Match names another version.' }),
   );
 
-/** The paging parameters of every collection (API.md "Pagination"). */
+/** The paging parameters of every collection (docs/api.md, "Paging"). */
 export const ApiPageQuery = () =>
   applyDecorators(
     ApiQuery({ name: 'cursor', required: false, description: 'metadata.nextCursor of the previous page, with the same filters.' }),

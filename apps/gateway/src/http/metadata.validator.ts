@@ -1,6 +1,6 @@
 import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
 
-/** API.md "General rules": `metadata` holds at most 50 keys and 8 KiB of JSON. */
+/** docs/api.md, "Input rules": `metadata` holds at most 50 keys and 8 KiB of JSON. */
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_MAX_BYTES = 8 * 1024;
 

@@ -5,7 +5,7 @@ const A = '0190c6a4-6f1e-7c39-9d52-5b1f2f6c1a01';
 const B = '0190c6a4-6f1e-7c39-9d52-5b1f2f6c1a02';
 
 describe('isPermitted', () => {
-  // API.md: Admin everything, Operator read and write, Viewer read only.
+  // docs/api.md, "Authentication and roles": Admin everything, Operator read and write, Viewer read only.
   it.each([
     [Role.Admin, Permission.Read, true],
     [Role.Admin, Permission.Write, true],

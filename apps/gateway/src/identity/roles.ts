@@ -1,4 +1,4 @@
-/** Roles of API.md "Identity". */
+/** Roles of docs/api.md, "Authentication and roles". */
 export enum Role {
   Admin = 'Admin',
   Operator = 'Operator',

@@ -5,7 +5,7 @@ import { isStorableText } from '../http/body-hygiene.js';
 const MAX_CURSOR_LENGTH = 512;
 
 /**
- * Parses `cursor`, `limit` and `includeTotal` strictly (API.md "Pagination") and returns the other
+ * Parses `cursor`, `limit` and `includeTotal` strictly (docs/api.md, "Paging") and returns the other
  * query parameters, which must all be in `filters` (anything else is `UnknownField`) and hold
  * storable text (`InvalidFormat` otherwise).
  */

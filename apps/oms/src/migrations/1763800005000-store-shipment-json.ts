@@ -3,8 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Each shipment keeps its API representation as JSON text in `api_json`, written by a trigger on every
  * insert and update (whoever writes the row, a foreign key's `ON DELETE SET NULL` included). The list
- * and get reads then select one text column per row instead of formatting 19 (PostgreSQL answered the
- * list's page 2.4 times as fast in pgbench), and the OMS strings the rows together without decoding them.
+ * and get reads then select one text column per row instead of formatting 19, and the OMS strings the rows
+ * together without decoding them. Speed machinery (docs/architecture.md, "Speed machinery"): the simple
+ * version reads the entities and maps them with `toShipment` (docs/benchmark-history.md, "The third round").
  *
  * The text is the JSON of `toShipment`: the same fields in the same order, date-times as RFC 3339 UTC
  * with milliseconds, compact except for `metadata` (PostgreSQL's jsonb text). A change of the

@@ -6,7 +6,7 @@ import type { SetEntity } from './set.entity.js';
 import { type RowLock, SetRepository } from './set.repository.js';
 
 /**
- * The checks that every call below `/shipments/{shipmentId}/sets` makes first, in the order of API.md:
+ * The checks that every call below `/shipments/{shipmentId}/sets` makes first, in the order of docs/api.md:
  * the shipment (ShipmentNotExists), then the set (SetNotExists); writes also refuse a closed shipment.
  * Used by sets and by items, so both answer alike.
  */

@@ -11,7 +11,7 @@ interface Transition {
 }
 
 /**
- * API.md "States": Planned -start-> InTransit -deliver-> Delivered -complete-> Completed, and
+ * docs/api.md, "Shipments": Planned -start-> InTransit -deliver-> Delivered -complete-> Completed, and
  * Planned or InTransit -cancel-> Cancelled. Nothing else moves, so no state is ever skipped.
  */
 const TRANSITIONS: Readonly<Record<ShipmentAction, Transition>> = {

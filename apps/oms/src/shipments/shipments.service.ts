@@ -135,7 +135,7 @@ export class ShipmentsService {
 
   /**
    * Frees every device of a shipment that closes (complete, cancel) or goes away (delete), before the
-   * transaction that holds the shipment `FOR UPDATE` commits (API.md "Shipments"). The DMS owns the links,
+   * transaction that holds the shipment `FOR UPDATE` commits (docs/api.md, "Shipments"). The DMS owns the links,
    * so this is a call to it. Trade-off, decided on purpose: when the DMS fails (503 unavailable, 504
    * timeout), the error propagates, the OMS transaction rolls back and the client gets that failure; the
    * shipment does not close or go away while its devices would stay linked to it. A DMS outage thus blocks
@@ -186,7 +186,7 @@ function unknownPlace(field: PlaceField): DomainError {
   return DomainError.invalidParameter(field, ParameterIssue.UnknownReference, `${field} is not a point of interest of this account.`);
 }
 
-/** The instant of an RFC 3339 date-time the gateway has validated; null stays null. */
+/** 400 OutOfRange on `plannedArrivalAt` when the planned arrival is before the planned departure. */
 function checkPlannedWindow(shipment: Pick<ShipmentEntity, 'plannedDepartureAt' | 'plannedArrivalAt'>): void {
   const { plannedDepartureAt: departure, plannedArrivalAt: arrival } = shipment;
   if (departure !== null && arrival !== null && arrival.getTime() < departure.getTime()) {
@@ -208,6 +208,10 @@ function rethrowConstraintViolation(error: unknown): never {
   throw error;
 }
 
+/**
+ * A shipment as the API shows it. The trigger function `shipments_api_json()` (migration
+ * StoreShipmentJson) writes the same JSON in PL/pgSQL for the hot reads: a change here needs a migration there.
+ */
 export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
   return {
     id: entity.id,

@@ -10,7 +10,7 @@ export enum DeviceStatus {
   Retired = 'Retired',
 }
 
-/** A device as the API shows it (API.md "Devices"). Timestamps are RFC 3339 UTC strings. */
+/** A device as the API shows it (docs/api.md, "Devices"). Timestamps are RFC 3339 UTC strings. */
 export interface Device {
   id: string;
   serialNumber: string;

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { AccountScope, PageMetadata, PageRequest } from '../paging.js';
 
-/** What a bulk request does to each of its entries (API.md "Operations"). */
+/** What a bulk request does to each of its entries (docs/api.md, "Bulk operations"). */
 export enum OperationType {
   BulkSetAssignment = 'BulkSetAssignment',
   BulkRetire = 'BulkRetire',

@@ -10,7 +10,7 @@ export enum ShipmentStatus {
   Cancelled = 'Cancelled',
 }
 
-/** Closed shipments take no more changes (API.md "Shipments"). */
+/** Closed shipments take no more changes (docs/api.md, "Shipments"). */
 export const CLOSED_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [ShipmentStatus.Completed, ShipmentStatus.Cancelled];
 
 export enum TransportMode {
@@ -29,7 +29,7 @@ export enum ShipmentAction {
   Cancel = 'cancel',
 }
 
-/** A shipment as the API shows it (API.md "Shipments"). Timestamps are RFC 3339 UTC strings. */
+/** A shipment as the API shows it (docs/api.md, "Shipments"). Timestamps are RFC 3339 UTC strings. */
 export interface Shipment {
   id: string;
   name: string;

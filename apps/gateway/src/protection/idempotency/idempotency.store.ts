@@ -6,7 +6,7 @@ import { LuaScript } from '../redis/lua-script.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
 
-/** How long a finished request's response is replayed (API.md: 24 h). */
+/** How long a finished request's response is replayed (docs/api.md, "Idempotency keys": 24 h). */
 export const KEEP_RESPONSE_MS = 24 * 60 * 60 * 1000;
 
 /** A response as it is replayed. */

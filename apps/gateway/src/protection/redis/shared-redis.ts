@@ -35,8 +35,8 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
       commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
       connectTimeout: STARTUP_WAIT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      // The commands of requests handled in one turn of the event loop go out in one write: under load
-      // a write per rate-limit check was 9 % of the gateway's CPU.
+      // The commands of requests handled in one turn of the event loop go out in one write instead of one
+      // write per rate-limit check (speed machinery, docs/architecture.md).
       enableAutoPipelining: true,
     });
     // Without a listener ioredis prints every connection error to stderr.
