@@ -36,7 +36,7 @@ export class OperationDto {
 }
 
 export class OperationPageDto {
-  @ApiProperty({ type: [OperationDto] }) operations: OperationDto[];
+  @ApiProperty({ type: [OperationDto] }) items: OperationDto[];
   @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
 }
 
@@ -60,7 +60,7 @@ export class OperationResultDto {
 }
 
 export class OperationResultPageDto {
-  @ApiProperty({ type: [OperationResultDto] }) results: OperationResultDto[];
+  @ApiProperty({ type: [OperationResultDto] }) items: OperationResultDto[];
   @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
 }
 
