@@ -285,6 +285,43 @@ describe('hostile input', () => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       expect(Object.prototype).not.toHaveProperty('polluted');
     });
+
+    it('400 UnknownField naming the field for a body on every route that takes none, after the account checks', async () => {
+      const routes = catalog.accountRoutes.filter((route) => route.method !== 'GET' && route.bodySchema === undefined);
+      expect(routes.map((route) => route.key)).toEqual(
+        expect.arrayContaining([
+          'POST /v1/accounts/:accountId/shipments/:shipmentId/complete',
+          'DELETE /v1/accounts/:accountId/shipments/:shipmentId',
+          'PUT /v1/accounts/:accountId/shipments/:shipmentId/sets/:setId/devices/:deviceId',
+          'POST /v1/accounts/:accountId/operations/:operationId/cancel',
+        ]),
+      );
+      for (const route of routes) {
+        const response = await send(route, { body: { x: 1, force: true } });
+        expect.soft(invalidParameterOf(response), `${route.key}: ${response.text}`).toEqual({ field: 'x', issue: 'UnknownField' });
+        for (const raw of ['[]', 'null', '"x"']) {
+          const malformed = await sendRaw(route, raw);
+          expect.soft({ route: route.key, raw, status: malformed.status, code: malformed.body?.error?.code }).toEqual({
+            route: route.key,
+            raw,
+            status: 400,
+            code: ErrorCode.MalformedRequest,
+          });
+        }
+      }
+      // Nothing was done: the resources the refused requests named are all still there.
+      for (const [kind, path] of Object.entries({
+        item: `shipments/${own.shipmentId}/sets/${own.setId}/items/${own.itemId}`,
+        pointOfInterest: `points-of-interest/${own.poiId}`,
+        device: `devices/${own.deviceId}`,
+      })) {
+        const response = await stack.request('GET', `/v1/accounts/${tenant.accountIds[0]}/${path}`, { token: tenant.token });
+        expect({ kind, status: response.status }).toEqual({ kind, status: 200 });
+      }
+      // Without a token the 401 comes first.
+      const complete = routes.find((route) => route.key.endsWith('/complete'))!;
+      expect((await stack.request('POST', pathOf(complete), { body: { x: 1 } })).status).toBe(401);
+    });
   });
 
   describe('query strings', () => {
