@@ -3,6 +3,7 @@ import type { Metadata } from '@tracking/contracts';
 import { IsDefined, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 
 const MAX_QUANTITY = 1_000_000;
 
@@ -34,6 +35,7 @@ export class CreateItemDto {
   @IsDefined()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   sku: string;
 
   @ApiPropertyOptional({ ...DESCRIPTION, default: null })
@@ -67,6 +69,7 @@ export class UpdateItemDto {
   @IsOmittable()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   sku?: string;
 
   @ApiPropertyOptional(DESCRIPTION)

@@ -3,6 +3,7 @@ import { DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@trac
 import { Type } from 'class-transformer';
 import { IsDefined, IsEnum, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../http/metadata.validator.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 import { GeoPointDto, IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 
 export class PointOfInterestDto {
@@ -29,6 +30,7 @@ export class CreatePointOfInterestDto {
   @IsDefined()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name: string;
 
   @ApiProperty({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Port })
@@ -68,6 +70,7 @@ export class UpdatePointOfInterestDto {
   @IsOmittable()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name?: string;
 
   @ApiPropertyOptional({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Warehouse })
