@@ -38,7 +38,7 @@ export class CreateItemDto {
   @HasVisibleText()
   sku: string;
 
-  @ApiPropertyOptional({ ...DESCRIPTION, default: null })
+  @ApiPropertyOptional({ ...DESCRIPTION, description: 'Left out: null.' })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
@@ -51,13 +51,13 @@ export class CreateItemDto {
   @Max(MAX_QUANTITY)
   quantity: number;
 
-  @ApiPropertyOptional({ ...UNIT, default: null })
+  @ApiPropertyOptional({ ...UNIT, description: 'Left out: null.' })
   @IsOptional()
   @IsString()
   @Length(1, 20)
   unit?: string | null;
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {}.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;

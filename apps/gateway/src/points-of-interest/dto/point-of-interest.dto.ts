@@ -45,7 +45,13 @@ export class CreatePointOfInterestDto {
   @Type(() => GeoPointDto)
   location: GeoPointDto;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 10, maximum: 100000, default: DEFAULT_RADIUS_METERS, example: 1500 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 10,
+    maximum: 100000,
+    example: 1500,
+    description: `Left out: ${DEFAULT_RADIUS_METERS}.`,
+  })
   @IsOmittable()
   @IsInt()
   @Min(10)
@@ -58,7 +64,7 @@ export class CreatePointOfInterestDto {
   @MaxLength(2000)
   address?: string | null;
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {}.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;

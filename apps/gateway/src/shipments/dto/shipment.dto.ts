@@ -126,7 +126,10 @@ export class CreateShipmentDto {
   @IsDateTime()
   plannedArrivalAt?: string | null;
 
-  @ApiPropertyOptional({ ...TAGS, default: [], description: 'Distinct strings (case-sensitive), kept in the order given.' })
+  @ApiPropertyOptional({
+    ...TAGS,
+    description: 'Distinct strings (case-sensitive), kept in the order given. Left out: none on creation, unchanged by a PATCH.',
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_TAGS)
@@ -135,7 +138,7 @@ export class CreateShipmentDto {
   @Length(1, 50, { each: true })
   tags?: string[];
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {} on creation, unchanged by a PATCH.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
