@@ -136,7 +136,7 @@ export async function readAllResults(stack: TestStack, tenant: TestTenant, path:
     const page = `${path}/results?${query}limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
     const response = await stack.request('GET', page, { token: tenant.token });
     if (response.status !== 200) throw new Error(`GET ${page}: ${response.status} ${response.text}`);
-    results.push(...(response.body.results as OperationResult[]));
+    results.push(...(response.body.items as OperationResult[]));
     cursor = response.body.metadata.nextCursor as string | null;
     if (cursor === null) return results;
   }

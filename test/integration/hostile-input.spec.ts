@@ -285,6 +285,75 @@ describe('hostile input', () => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       expect(Object.prototype).not.toHaveProperty('polluted');
     });
+
+    it('400 InvalidFormat for a name or identifier of only blank or invisible characters, on create and PATCH', async () => {
+      const accounts = '/v1/accounts/:accountId';
+      const fields: [string, string][] = [
+        [`POST ${accounts}/shipments`, 'name'],
+        [`PATCH ${accounts}/shipments/:shipmentId`, 'name'],
+        [`POST ${accounts}/shipments/:shipmentId/sets`, 'name'],
+        [`PATCH ${accounts}/shipments/:shipmentId/sets/:setId`, 'name'],
+        [`POST ${accounts}/shipments/:shipmentId/sets/:setId/items`, 'sku'],
+        [`PATCH ${accounts}/shipments/:shipmentId/sets/:setId/items/:itemId`, 'sku'],
+        [`POST ${accounts}/points-of-interest`, 'name'],
+        [`PATCH ${accounts}/points-of-interest/:poiId`, 'name'],
+        [`POST ${accounts}/devices`, 'serialNumber'],
+        [`POST ${accounts}/devices`, 'model'],
+        [`PATCH ${accounts}/devices/:deviceId`, 'model'],
+      ];
+      const blanks = ['   ', '\u200b', '\u200b\u200c', '\ufeff', '\u0001\u0007', '\t\n', '\u00a0\u3000', '\u2060\u3164'];
+      for (const [key, field] of fields) {
+        const route = catalog.routes.find((candidate) => candidate.key === key)!;
+        expect(route, key).toBeDefined();
+        for (const blank of blanks) {
+          const body = route.method === 'PATCH' ? { [field]: blank } : { ...(catalog.exampleOf(route.bodySchema!) as object), [field]: blank };
+          const response = await send(route, { body });
+          expect.soft(invalidParameterOf(response), `${key} ${field}=${JSON.stringify(blank)}: ${response.text}`).toEqual({ field, issue: 'InvalidFormat' });
+        }
+      }
+      // The empty string is still a length to fix, and one visible character among invisible ones is a name.
+      const shipments = catalog.routes.find((route) => route.key === `POST ${accounts}/shipments`)!;
+      expect(invalidParameterOf(await send(shipments, { body: { name: '' } }))).toEqual({ field: 'name', issue: 'OutOfRange' });
+      const named = await send(shipments, { body: { name: '\u200b·\u200b' } });
+      expect(named.status, named.text).toBe(201);
+    });
+
+    it('400 UnknownField naming the field for a body on every route that takes none, after the account checks', async () => {
+      const routes = catalog.accountRoutes.filter((route) => route.method !== 'GET' && route.bodySchema === undefined);
+      expect(routes.map((route) => route.key)).toEqual(
+        expect.arrayContaining([
+          'POST /v1/accounts/:accountId/shipments/:shipmentId/complete',
+          'DELETE /v1/accounts/:accountId/shipments/:shipmentId',
+          'PUT /v1/accounts/:accountId/shipments/:shipmentId/sets/:setId/devices/:deviceId',
+          'POST /v1/accounts/:accountId/operations/:operationId/cancel',
+        ]),
+      );
+      for (const route of routes) {
+        const response = await send(route, { body: { x: 1, force: true } });
+        expect.soft(invalidParameterOf(response), `${route.key}: ${response.text}`).toEqual({ field: 'x', issue: 'UnknownField' });
+        for (const raw of ['[]', 'null', '"x"']) {
+          const malformed = await sendRaw(route, raw);
+          expect.soft({ route: route.key, raw, status: malformed.status, code: malformed.body?.error?.code }).toEqual({
+            route: route.key,
+            raw,
+            status: 400,
+            code: ErrorCode.MalformedRequest,
+          });
+        }
+      }
+      // Nothing was done: the resources the refused requests named are all still there.
+      for (const [kind, path] of Object.entries({
+        item: `shipments/${own.shipmentId}/sets/${own.setId}/items/${own.itemId}`,
+        pointOfInterest: `points-of-interest/${own.poiId}`,
+        device: `devices/${own.deviceId}`,
+      })) {
+        const response = await stack.request('GET', `/v1/accounts/${tenant.accountIds[0]}/${path}`, { token: tenant.token });
+        expect({ kind, status: response.status }).toEqual({ kind, status: 200 });
+      }
+      // Without a token the 401 comes first.
+      const complete = routes.find((route) => route.key.endsWith('/complete'))!;
+      expect((await stack.request('POST', pathOf(complete), { body: { x: 1 } })).status).toBe(401);
+    });
   });
 
   describe('query strings', () => {

@@ -196,6 +196,17 @@ describe('Idempotency-Key on POST', () => {
     expect((await post(shipments, 'k'.repeat(255), { body: { name: 'Longest key' } })).status).toBe(201);
   });
 
+  it('refuses a key with anything but visible ASCII (0x21-0x7E): 400 InvalidFormat, nothing created', async () => {
+    const before = (await stack.request('GET', `${shipments}?includeTotal=true&limit=1`, { token: tenant.token })).body.metadata.total;
+    // A space inside, a byte beyond ASCII (é in Latin-1): each refused before anything runs. (Control
+    // characters never get this far: Node's HTTP parser refuses them in header values.)
+    for (const key of ['order 42', 'caf\u00e9', 'a\tb']) {
+      expectInvalidParameter(await post(shipments, key, { body: { name: 'Odd key' } }), 'Idempotency-Key', 'InvalidFormat');
+    }
+    expect((await stack.request('GET', `${shipments}?includeTotal=true&limit=1`, { token: tenant.token })).body.metadata.total).toBe(before);
+    expect((await post(shipments, '!#$%&*+-.^_`|~09AZaz:/?@[]{}', { body: { name: 'Punctuated key' } })).status).toBe(201);
+  });
+
   it('is ignored by the token endpoint, which has no application to scope it to', async () => {
     const credentials = { tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret };
     const headers = { 'idempotency-key': randomUUID() };

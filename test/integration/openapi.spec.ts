@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,9 @@ import { type HttpResult, TestStack } from '../support/stack.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 const REDOCLY = 'node_modules/@redocly/cli/bin/cli.js';
+const OPENAPI_TYPESCRIPT = 'node_modules/openapi-typescript/bin/cli.js';
+const TSC = 'node_modules/typescript/bin/tsc';
+const CLIENT_USAGE = 'test/openapi-client/usage.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is JSON these tests walk freely */
 type Document = any;
@@ -235,6 +238,81 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(resolved(document, created['429']).headers)).toContain('Retry-After');
     expect(Object.keys(created['409'].headers)).toContain('Retry-After');
   });
+
+  it('types whole numbers as integer, the cursor as a string, and describes the account and paging parameters', () => {
+    const schemas = document.components.schemas;
+    const integers = {
+      'TokenResponseDto.expiresIn': schemas.TokenResponseDto.properties.expiresIn.type,
+      'PageMetadataDto.total': schemas.PageMetadataDto.properties.total.type,
+      'OperationResultDto.index': schemas.OperationResultDto.properties.index.type,
+      ...Object.fromEntries(
+        ['total', 'processed', 'succeeded', 'failed'].map((name) => [`OperationProgressDto.${name}`, schemas.OperationProgressDto.properties[name].type]),
+      ),
+    };
+    expect(integers).toEqual(Object.fromEntries(Object.keys(integers).map((name) => [name, 'integer'])));
+    let described = 0;
+    for (const { key, operation } of operationsOf(document)) {
+      for (const entry of operation.parameters as Operation[]) {
+        const parameter = resolved(document, entry);
+        const at = `${key} ${parameter.in} ${parameter.name}`;
+        // A parameter of no type becomes `unknown` in a generated client, which no URL builder takes.
+        expect(parameter.schema?.type ?? parameter.schema?.$ref, at).toBeTruthy();
+        if (['accountId', 'cursor', 'limit', 'includeTotal'].includes(parameter.name)) {
+          expect(parameter.description, at).toMatch(/\w{3}/);
+          described++;
+        }
+      }
+      const cursor = (operation.parameters as Operation[]).find((entry) => entry.name === 'cursor');
+      if (cursor) expect(cursor.schema, key).toEqual({ type: 'string' });
+    }
+    expect(described).toBeGreaterThan(40);
+  });
+
+  it('puts no default on a request field: generated clients would make it required, and a PATCH without it changes nothing', () => {
+    const requestSchemas = new Set<string>();
+    for (const { operation } of operationsOf(document)) {
+      const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
+      if (ref) requestSchemas.add(ref.split('/').pop()!);
+    }
+    expect([...requestSchemas]).toEqual(expect.arrayContaining(['CreateShipmentDto', 'UpdateShipmentDto', 'CreateItemDto', 'CreatePointOfInterestDto']));
+    const defaults = [...requestSchemas].flatMap((name) =>
+      Object.entries((document.components.schemas[name].properties ?? {}) as Record<string, Operation>)
+        .filter(([, property]) => property.default !== undefined)
+        .map(([property]) => `${name}.${property}`),
+    );
+    expect(defaults).toEqual([]);
+  });
+
+  it("compiles a client's realistic use against types openapi-typescript generates with its default flags", async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'openapi-client-'));
+    try {
+      await writeFile(join(directory, 'openapi.json'), served.text);
+      await promisify(execFile)(process.execPath, [OPENAPI_TYPESCRIPT, join(directory, 'openapi.json'), '-o', join(directory, 'api.d.ts')], {
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      await copyFile(CLIENT_USAGE, join(directory, 'usage.ts'));
+      const compilerOptions = {
+        target: 'ES2023',
+        lib: ['ES2023', 'DOM'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: [],
+      };
+      await writeFile(join(directory, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['usage.ts', 'api.d.ts'] }));
+      const { code, stdout } = await promisify(execFile)(process.execPath, [join(process.cwd(), TSC), '-p', join(directory, 'tsconfig.json'), '--pretty', 'false'])
+        .then(({ stdout }) => ({ code: 0, stdout }))
+        .catch((error: { code?: number; stdout?: string }) => ({ code: error.code ?? 1, stdout: error.stdout ?? '' }));
+      const errors = stdout.split('\n').filter((line) => line.includes('error TS'));
+      console.info(`openapi-typescript client: ${errors.length} type errors`);
+      expect(errors).toEqual([]);
+      expect(code).toBe(0);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 120000);
 
   it('passes Redocly lint with the committed configuration, without errors', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'openapi-'));

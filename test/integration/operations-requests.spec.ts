@@ -162,11 +162,11 @@ describe('bulk requests and their operations', () => {
         expect(pending.body).toMatchObject({ status: 'Pending', startedAt: null, completedAt: null, progress: { processed: 0 } });
         expect(pending.headers.get('retry-after')).toBe('1');
         expect((await stack.request('GET', `${path}/results`, { token: owner.token })).body).toEqual({
-          results: [],
+          items: [],
           metadata: { nextCursor: null },
         });
       }
-      expect((await listOperations(owner, '?status=Pending')).body.operations).toHaveLength(2);
+      expect((await listOperations(owner, '?status=Pending')).body.items).toHaveLength(2);
 
       const finished = await withWorker(() => Promise.all([assign, retire].map((path) => waitForOperation(stack, owner, path))));
 
@@ -232,7 +232,7 @@ describe('bulk requests and their operations', () => {
     async function expectNothingRecorded(): Promise<void> {
       const listed = await listOperations(untouched, '?includeTotal=true');
       expect(listed.status, listed.text).toBe(200);
-      expect(listed.body).toEqual({ operations: [], metadata: { nextCursor: null, total: 0 } });
+      expect(listed.body).toEqual({ items: [], metadata: { nextCursor: null, total: 0 } });
     }
 
     const post = (path: string, body: unknown) => stack.request('POST', path, { token: untouched.token, body });
@@ -331,7 +331,7 @@ describe('bulk requests and their operations', () => {
       const viewer = await createTenant(stack, { role: 'Viewer' });
       expectError(await stack.request('POST', bulkAssignPath(viewer), { token: viewer.token, body: { assignments: [valid(0)] } }), 403, 'Forbidden');
       expectError(await stack.request('POST', bulkRetirePath(viewer), { token: viewer.token, body: { deviceIds: [ids[0]] } }), 403, 'Forbidden');
-      expect((await listOperations(viewer)).body).toEqual({ operations: [], metadata: { nextCursor: null } });
+      expect((await listOperations(viewer)).body).toEqual({ items: [], metadata: { nextCursor: null } });
 
       const partial = await createTenant(stack, { accounts: 2, roleAccounts: [1] });
       expectError(await stack.request('POST', bulkRetirePath(partial), { token: partial.token, body: { deviceIds: [ids[0]] } }), 403, 'Forbidden');
@@ -340,7 +340,7 @@ describe('bulk requests and their operations', () => {
       const foreign = { ...untouched, accountIds: otherTenant.accountIds };
       expectError(await post(bulkAssignPath(foreign), { assignments: [valid(0)] }), 400, 'InvalidParameter', accountNotFound);
       expectError(await post(bulkRetirePath(foreign), { deviceIds: [ids[0]] }), 400, 'InvalidParameter', accountNotFound);
-      expect((await listOperations(otherTenant)).body.operations).toEqual([]);
+      expect((await listOperations(otherTenant)).body.items).toEqual([]);
 
       expect((await stack.request('POST', bulkRetirePath(untouched), { body: { deviceIds: [ids[0]] } })).status).toBe(401);
       await expectNothingRecorded();
@@ -380,7 +380,7 @@ describe('bulk requests and their operations', () => {
       expectError(await send(bulkRetirePath(owner), paddedJson({ deviceIds }, 4 * MIB + 1)), 413, 'PayloadTooLarge');
       const assignments = deviceIds.map((deviceId) => ({ setId: UNKNOWN_ID, deviceId }));
       expectError(await send(bulkAssignPath(owner), paddedJson({ assignments }, 4 * MIB + 1)), 413, 'PayloadTooLarge');
-      expect((await listOperations(owner)).body.operations.map((o: Operation) => o.id)).toEqual([atLimit.body.id]);
+      expect((await listOperations(owner)).body.items.map((o: Operation) => o.id)).toEqual([atLimit.body.id]);
     });
   });
 
@@ -489,13 +489,13 @@ describe('bulk requests and their operations', () => {
       expect(operations.map((operation) => operation.status)).toEqual(['Failed', 'Succeeded', 'PartiallySucceeded', 'Cancelled', 'Pending']);
     }, 120000);
 
-    const idsOf = (response: HttpResult): string[] => response.body.operations.map((operation: Operation) => operation.id);
+    const idsOf = (response: HttpResult): string[] => response.body.items.map((operation: Operation) => operation.id);
     const pick = (...indexes: number[]) => indexes.map((index) => operations[index]!.id);
 
-    it('lists the operations oldest first, as GET shows them, under `operations`', async () => {
+    it('lists the operations oldest first, as GET shows them, under `items`', async () => {
       const response = await listOperations(owner, '?includeTotal=true');
       expect(response.status, response.text).toBe(200);
-      expect(response.body).toEqual({ operations, metadata: { nextCursor: null, total: 5 } });
+      expect(response.body).toEqual({ items: operations, metadata: { nextCursor: null, total: 5 } });
       expect(response.headers.get('retry-after')).toBeNull();
     });
 

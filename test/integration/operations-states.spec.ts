@@ -85,7 +85,7 @@ describe('operations run by a worker', () => {
         const results = await readAllResults(stack, tenant, path);
         expect(results.map((result) => result.index)).toEqual([...Array(2 * CHUNK).keys()]);
         const listed = await get(`${operationsPath(tenant)}?status=Running`);
-        expect(listed.body.operations.map((operation: Operation) => operation.id)).toEqual([running.id]);
+        expect(listed.body.items.map((operation: Operation) => operation.id)).toEqual([running.id]);
         expect(await statusesOf(devices)).toEqual(devices.map((_, i) => (i < 2 * CHUNK ? 'Retired' : 'Available')));
       } finally {
         await held.release();
@@ -243,13 +243,13 @@ describe('operations run by a worker', () => {
     });
 
     const results = (query: string) => get(`${path}/results${query}`);
-    const indexesOf = (page: HttpResult): number[] => page.body.results.map((result: OperationResult) => result.index);
+    const indexesOf = (page: HttpResult): number[] => page.body.items.map((result: OperationResult) => result.index);
     const next = (page: HttpResult, query: string) => results(`?${query}cursor=${encodeURIComponent(page.body.metadata.nextCursor)}`);
 
-    it('pages in index order with limit, cursor and includeTotal, under `results`', async () => {
+    it('pages in index order with limit, cursor and includeTotal, under `items`', async () => {
       const first = await results('?limit=10&includeTotal=true');
       expect(first.status, first.text).toBe(200);
-      expect(Object.keys(first.body).sort()).toEqual(['metadata', 'results']);
+      expect(Object.keys(first.body).sort()).toEqual(['items', 'metadata']);
       expect(indexesOf(first)).toEqual([...Array(10).keys()]);
       expect(first.body.metadata).toEqual({ nextCursor: expect.any(String), total: 25 });
       const second = await next(first, 'limit=10&');
@@ -260,8 +260,8 @@ describe('operations run by a worker', () => {
       expect(third.body.metadata).toEqual({ nextCursor: null, total: 25 });
       // The default page holds them all, and each result names its entry.
       const all = await results('');
-      expect(all.body.results).toEqual([...first.body.results, ...second.body.results, ...third.body.results]);
-      for (const result of all.body.results as OperationResult[]) {
+      expect(all.body.items).toEqual([...first.body.items, ...second.body.items, ...third.body.items]);
+      for (const result of all.body.items as OperationResult[]) {
         expect(result.deviceId).toBe(deviceIds[result.index]);
         expect(result).toEqual(
           FAILING.includes(result.index)

@@ -73,8 +73,8 @@ describe('several operations on two workers', () => {
       const deadline = Date.now() + 30000;
       for (;;) {
         const running = await get(`${operationsPath(tenant)}?status=Running`);
-        if (running.body.operations.length === 2 * WORKER_CONCURRENCY) break;
-        expect(running.body.operations.length).toBeLessThanOrEqual(2 * WORKER_CONCURRENCY);
+        if (running.body.items.length === 2 * WORKER_CONCURRENCY) break;
+        expect(running.body.items.length).toBeLessThanOrEqual(2 * WORKER_CONCURRENCY);
         if (Date.now() > deadline) throw new Error(`never ${2 * WORKER_CONCURRENCY} operations Running at once: ${running.text}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

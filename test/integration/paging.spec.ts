@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { CursorCodec, cursorBinding } from '@tracking/paging';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ShipmentsService } from '../../apps/oms/src/shipments/shipments.service.js';
@@ -221,6 +223,48 @@ describe('paging shipments (spec rules 1-5, API.md "Pagination")', () => {
     it('from another tenant -> 400 InvalidCursor', async () => {
       const foreign = await getPage(stack, otherTenant, otherTenant.accountIds[0]!, 'limit=1');
       expectInvalidParameter(await invalid(cursorQuery(foreign.nextCursor!)), 'cursor', 'InvalidCursor');
+    });
+
+    describe('signed with the right secret (a leaked or default one) but naming no position a page can have', () => {
+      const forge = (collection: string, scope: Record<string, string>, position: string) =>
+        new CursorCodec(stack.env.CURSOR_SECRET!).encode(cursorBinding(collection, scope), position);
+      const BEYOND_BIGINT = ['9223372036854775808', '9999999999999999999', '-1', '1.5', '1e3', '01'];
+
+      it('the control: a forged cursor inside the range is taken, for every kind of collection', async () => {
+        const forged = forge('shipments', { accountId }, '9223372036854775807');
+        const response = await invalid(cursorQuery(forged));
+        expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: { items: [], metadata: { nextCursor: null } } });
+      });
+
+      it.each(BEYOND_BIGINT)('position %s -> 400 InvalidCursor on shipments, points of interest and devices, never a 500', async (position) => {
+        const scopes: [string, string, Record<string, string>][] = [
+          ['shipments', 'shipments', { accountId }],
+          ['points-of-interest', 'points-of-interest', { accountId }],
+          ['devices', 'devices', { accountId }],
+        ];
+        for (const [route, collection, scope] of scopes) {
+          const response = await stack.request('GET', `/v1/accounts/${accountId}/${route}?${cursorQuery(forge(collection, scope, position))}`, {
+            token: tenant.token,
+          });
+          expectInvalidParameter(response, 'cursor', 'InvalidCursor');
+        }
+      });
+
+      it("the results of an operation, whose index is an integer column: beyond 2^63-1 400, beyond 2^31-1 an empty page", async () => {
+        const created = await stack.request('POST', `/v1/accounts/${accountId}/devices/bulk-retire`, {
+          token: tenant.token,
+          body: { deviceIds: [randomUUID()] },
+        });
+        expect(created.status, created.text).toBe(202);
+        const operationId = created.body.id as string;
+        const results = (position: string) =>
+          stack.request('GET', `/v1/accounts/${accountId}/operations/${operationId}/results?${cursorQuery(forge('operation-results', { operationId }, position))}`, {
+            token: tenant.token,
+          });
+        expectInvalidParameter(await results('9223372036854775808'), 'cursor', 'InvalidCursor');
+        const beyondInteger = await results('2147483648');
+        expect({ status: beyondInteger.status, body: beyondInteger.body }).toEqual({ status: 200, body: { items: [], metadata: { nextCursor: null } } });
+      });
     });
 
     it.each(['abc', 'abc.def', 'MTIz.AAAAAAAAAAAAAAAAAAAAAA', '.', '1', '{"seq":5}', 'x'.repeat(600), ''])(

@@ -313,11 +313,29 @@ describe('the shipment lifecycle over HTTP', () => {
       expect((await get(shipment.id)).body).toEqual(shipment);
     });
 
-    it('ignores a JSON body sent with an action', async () => {
+    it('refuses a body with fields on an action or a DELETE as UnknownField, and changes nothing', async () => {
       const shipment = await createShipment(stack, tenant);
-      const response = await stack.request('POST', `${path}/${shipment.id}/start`, { token: tenant.token, body: { status: 'Completed' } });
-      expectNoContent(response);
-      expect((await get(shipment.id)).body.status).toBe('InTransit');
+      for (const action of ACTIONS) {
+        const response = await stack.request('POST', `${path}/${shipment.id}/${action}`, { token: tenant.token, body: { status: 'Completed' } });
+        expectError(response, 400, 'InvalidParameter', { field: 'status', issue: 'UnknownField' });
+      }
+      expectError(await stack.request('DELETE', `${path}/${shipment.id}`, { token: tenant.token, body: { x: 1 } }), 400, 'InvalidParameter', {
+        field: 'x',
+        issue: 'UnknownField',
+      });
+      expect((await get(shipment.id)).body).toEqual(shipment);
+    });
+
+    it('takes an action or a DELETE with no body, an empty one, or {}', async () => {
+      const shipment = await createShipment(stack, tenant);
+      expectNoContent(await stack.request('POST', `${path}/${shipment.id}/start`, { token: tenant.token, body: {} }));
+      // Content-Length: 0 and no Content-Type, as `curl -X POST` sends.
+      expectNoContent(await stack.request('POST', `${path}/${shipment.id}/deliver`, { token: tenant.token, rawBody: Buffer.alloc(0) }));
+      expectNoContent(await act(shipment.id, 'complete'));
+      expect((await get(shipment.id)).body.status).toBe('Completed');
+      const other = await createShipment(stack, tenant);
+      expectNoContent(await stack.request('DELETE', `${path}/${other.id}`, { token: tenant.token, body: {} }));
+      expectError(await get(other.id), 404, 'ShipmentNotExists');
     });
   });
 

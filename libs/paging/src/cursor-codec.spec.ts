@@ -89,10 +89,17 @@ describe('CursorCodec', () => {
   });
 
   it('rejects a correctly signed position that is not a sequence number', () => {
-    for (const position of ['', 'abc', '-1', '1.5', '1e3', ' 1', '12345678901234567890']) {
+    for (const position of ['', 'abc', '-1', '-0', '1.5', '1e3', ' 1', '1 ', '+1', '01', '0x10', '12345678901234567890']) {
       expectInvalidCursor(() => codec.decode(binding, codec.encode(binding, position)));
     }
   });
+
+  it.each(['9223372036854775808', '9999999999999999999', '18446744073709551615'])(
+    'rejects a correctly signed position beyond 2^63-1, the largest bigint (%s)',
+    (position) => {
+      expectInvalidCursor(() => codec.decode(binding, codec.encode(binding, position)));
+    },
+  );
 
   it.each([
     ['empty', ''],

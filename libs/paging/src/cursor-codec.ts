@@ -5,6 +5,18 @@ import { DomainError } from '@tracking/core';
 const MAC_BYTES = 16;
 
 /**
+ * Positions are PostgreSQL `bigint` sequence values: a decimal integer from 0 to 2^63-1 without leading
+ * zeros. A larger one, even correctly signed (a leaked or default secret), would overflow the query's
+ * `bigint` parameter and fail as a 500 instead of this 400.
+ */
+const POSITION = /^(?:0|[1-9]\d{0,18})$/;
+const MAX_POSITION = 2n ** 63n - 1n;
+
+function isPosition(position: string): boolean {
+  return POSITION.test(position) && BigInt(position) <= MAX_POSITION;
+}
+
+/**
  * Opaque, tamper-evident page cursors. A cursor carries the last position of a page and a MAC over
  * that position and the *binding* (collection, scope and filters), so a cursor is only accepted by
  * the exact query it came from.
@@ -28,7 +40,7 @@ export class CursorCodec {
       throw invalidCursor();
     }
     const expected = this.mac(binding, position);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected) || !/^\d{1,19}$/.test(position)) {
+    if (given.length !== expected.length || !timingSafeEqual(given, expected) || !isPosition(position)) {
       throw invalidCursor();
     }
     return position;

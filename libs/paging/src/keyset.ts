@@ -20,7 +20,9 @@ export async function keysetPage<T extends ObjectLiteral>(
   const paged = query.clone();
   // The cursor is checked before any query starts, so that a refused cursor leaves none running.
   if (page.cursor !== undefined) {
-    paged.andWhere(`${seqColumn} > :afterSeq`, { afterSeq: codec.decode(binding, page.cursor) });
+    // As bigint whatever the column's type: a position beyond an `integer` column's range (a forged cursor)
+    // then finds no rows rather than failing the query. PostgreSQL compares integer with bigint on the index.
+    paged.andWhere(`${seqColumn} > CAST(:afterSeq AS bigint)`, { afterSeq: codec.decode(binding, page.cursor) });
   }
   // Both queries at once, awaited together: a failing count never goes unobserved.
   const [rows, total] = await Promise.all([

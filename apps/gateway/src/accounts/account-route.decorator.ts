@@ -13,6 +13,12 @@ export function AccountController(path: string): ClassDecorator {
     ApiController(path === '' ? 'v1/accounts/:accountId' : `v1/accounts/:accountId/${path}`),
     UseGuards(JwtAuthGuard, AccountAccessGuard),
     ApiBearerAuth(),
-    ApiParam({ name: 'accountId', format: 'uuid' }),
+    ApiParam({
+      name: 'accountId',
+      format: 'uuid',
+      description:
+        "An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it " +
+        'does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call.',
+    }),
   );
 }

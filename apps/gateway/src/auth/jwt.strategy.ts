@@ -12,14 +12,18 @@ import { VerifiedTokens } from './verified-tokens.js';
 /** The clock skew allowed between the gateway replicas that issue and verify tokens (docs/api.md, "Authentication and roles"). */
 const CLOCK_SKEW_SECONDS = 60;
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
+/** The scheme's name in any case: auth schemes are case-insensitive (RFC 9110, section 11.1). */
+const BEARER = /^bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 
-/** The token of an `Authorization` header of exactly `Bearer <token>` (spec, Authentication 3); else null. */
+/**
+ * The token of an `Authorization` header of `Bearer <token>` (spec, Authentication 3), the scheme in any
+ * case, one space; else null. The guard and the rate limiter both read the header through this.
+ */
 export function bearerTokenOf(header: string | string[] | undefined): string | null {
   return typeof header === 'string' ? (BEARER.exec(header)?.[1] ?? null) : null;
 }
 
-/** The request's bearer token; anything but exactly `Bearer <token>` counts as no token. */
+/** The request's bearer token; anything but `Bearer <token>` (scheme in any case) counts as no token. */
 export function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
   return bearerTokenOf(request.headers.authorization);
 }

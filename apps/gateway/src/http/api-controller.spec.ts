@@ -1,10 +1,11 @@
 import 'reflect-metadata';
-import { Controller, Get, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, type ExecutionContext, Get, Post, Query } from '@nestjs/common';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/internal';
 import type { ModulesContainer } from '@nestjs/core';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyInterceptor } from '../protection/idempotency/idempotency.interceptor.js';
-import { ApiController, assertApiControllers, IgnoresQuery, RefusesQueryGuard } from './api-controller.js';
+import { DomainError } from '@tracking/core';
+import { ApiController, assertApiControllers, IgnoresQuery, RefusesBodyGuard, RefusesQueryGuard } from './api-controller.js';
 
 @ApiController('things')
 class ThingsController {
@@ -25,8 +26,18 @@ class ThingsController {
   }
 
   @Post()
-  create(): string {
-    return 'created';
+  create(@Body() body: unknown): unknown {
+    return body;
+  }
+
+  @Post(':id/archive')
+  archive(): string {
+    return 'archived';
+  }
+
+  @Delete(':id')
+  remove(): string {
+    return 'removed';
   }
 
   /** Not a route. */
@@ -61,6 +72,14 @@ describe('ApiController', () => {
     expect(guardsOf('helper')).toEqual([]);
   });
 
+  it('refuses a body on the routes that read none, and only there', () => {
+    expect(guardsOf('archive')).toEqual([RefusesQueryGuard, RefusesBodyGuard]);
+    expect(guardsOf('remove')).toEqual([RefusesQueryGuard, RefusesBodyGuard]);
+    expect(guardsOf('create')).not.toContain(RefusesBodyGuard);
+    expect(guardsOf('get')).not.toContain(RefusesBodyGuard);
+    expect(guardsOf('helper')).toEqual([]);
+  });
+
   it('puts every POST, and nothing else, through the idempotency interceptor', () => {
     expect(interceptorsOf('create')).toEqual([IdempotencyInterceptor]);
     expect(interceptorsOf('list')).toEqual([]);
@@ -70,5 +89,31 @@ describe('ApiController', () => {
   it('lets a gateway start only with ApiControllers', () => {
     expect(() => assertApiControllers(modulesWith(ThingsController))).not.toThrow();
     expect(() => assertApiControllers(modulesWith(ThingsController, PlainController))).toThrow(/PlainController/);
+  });
+});
+
+describe('RefusesBodyGuard', () => {
+  const withBody = (body: unknown) => ({ switchToHttp: () => ({ getRequest: () => ({ body }) }) }) as unknown as ExecutionContext;
+  const refusal = (body: unknown): unknown => {
+    try {
+      new RefusesBodyGuard().canActivate(withBody(body));
+      return undefined;
+    } catch (error) {
+      return error instanceof DomainError ? { code: error.code, details: error.details } : error;
+    }
+  };
+
+  it('lets no body and an empty object through', () => {
+    expect(refusal(undefined)).toBeUndefined();
+    expect(refusal({})).toBeUndefined();
+  });
+
+  it('names the first field of a body as UnknownField', () => {
+    expect(refusal({ x: 1, y: 2 })).toEqual({ code: 'InvalidParameter', details: { field: 'x', issue: 'UnknownField' } });
+    expect(refusal({ status: 'Completed' })).toEqual({ code: 'InvalidParameter', details: { field: 'status', issue: 'UnknownField' } });
+  });
+
+  it('refuses JSON that is not an object as malformed, as routes with a body do', () => {
+    for (const body of [null, [], [1], 'text', 1, true]) expect(refusal(body)).toMatchObject({ code: 'MalformedRequest' });
   });
 });

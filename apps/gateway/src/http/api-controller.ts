@@ -2,10 +2,11 @@ import { type CanActivate, Controller, type ExecutionContext, Injectable, Reques
 // The metadata keys under which Nest's route and parameter decorators record themselves; exported for Nest's own packages.
 import { METHOD_METADATA, ROUTE_ARGS_METADATA, RouteParamtypes } from '@nestjs/common/internal';
 import type { ModulesContainer } from '@nestjs/core';
-import { ParameterIssue } from '@tracking/contracts';
+import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyRequest } from 'fastify';
 import { IdempotencyInterceptor } from '../protection/idempotency/idempotency.interceptor.js';
+import { checkBodyHygiene } from './body-hygiene.js';
 
 const IGNORES_QUERY = 'tracking:ignoresQuery';
 const API_CONTROLLER = 'tracking:apiController';
@@ -30,12 +31,36 @@ export class RefusesQueryGuard implements CanActivate {
 }
 
 /**
+ * For a route that takes no body (lifecycle actions, DELETEs, cancel, assignment): no body and `{}` pass;
+ * a JSON object with fields is 400 `UnknownField` naming the first, as a DTO's unknown field would be;
+ * JSON that is not an object is 400 `MalformedRequest`, as on every route with a body.
+ */
+@Injectable()
+export class RefusesBodyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const body: unknown = context.switchToHttp().getRequest<FastifyRequest>().body;
+    if (body === undefined) return true;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
+    }
+    checkBodyHygiene(body);
+    const name = Object.keys(body)[0];
+    if (name !== undefined) {
+      throw DomainError.invalidParameter(name, ParameterIssue.UnknownField, `${name} is not a field of this request, which takes no body.`);
+    }
+    return true;
+  }
+}
+
+/**
  * A controller of the gateway: Nest's `@Controller(path)`, plus the checks every route gets according to
  * its shape, bound to each route here rather than globally.
  * - A route that declares no `@Query()` (and is not `@IgnoresQuery()`) refuses any query parameter: 400
  *   `UnknownField`, as for unknown body fields, rather than quietly ignoring what the client meant
  *   (`?dryRun=true`). A route guard, so it runs after the controller's guards: 401, 400 `AccountNotFound`
  *   and 403 come first, as for every other parameter.
+ * - A route that declares no `@Body()` refuses a body with fields (`RefusesBodyGuard`), for the same
+ *   reason: `POST .../complete {"force": true}` must not quietly do what it did not ask.
  * - Every POST runs through `IdempotencyInterceptor` (`Idempotency-Key`).
  *
  * Not global enhancers (speed machinery, docs/architecture.md): one global interceptor puts every request,
@@ -51,6 +76,9 @@ export function ApiController(path: string): ClassDecorator {
       const method: unknown = Reflect.getMetadata(METHOD_METADATA, descriptor?.value ?? {});
       if (descriptor === undefined || method === undefined) continue;
       if (!readsQuery(target, name, descriptor.value as object)) UseGuards(RefusesQueryGuard)(prototype, name, descriptor);
+      // Fastify never parses the body of a GET or HEAD, so those routes need no check.
+      const takesBody = method !== RequestMethod.GET && method !== RequestMethod.HEAD;
+      if (takesBody && !readsArgument(target, name, RouteParamtypes.BODY)) UseGuards(RefusesBodyGuard)(prototype, name, descriptor);
       if (method === RequestMethod.POST) UseInterceptors(IdempotencyInterceptor)(prototype, name, descriptor);
     }
     Reflect.defineMetadata(API_CONTROLLER, true, target);
@@ -71,6 +99,11 @@ export function assertApiControllers(modules: ModulesContainer): void {
 /** Whether the route declares `@Query()` (and so parses its query string itself) or ignores it. */
 function readsQuery(controller: object, name: string, handler: object): boolean {
   if (Reflect.getMetadata(IGNORES_QUERY, handler) === true) return true;
+  return readsArgument(controller, name, RouteParamtypes.QUERY);
+}
+
+/** Whether the route declares a parameter decorator of this kind (`@Query()`, `@Body()`). */
+function readsArgument(controller: object, name: string, kind: RouteParamtypes): boolean {
   const args: Record<string, unknown> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {};
-  return Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.QUERY}:`));
+  return Object.keys(args).some((key) => key.startsWith(`${kind}:`));
 }

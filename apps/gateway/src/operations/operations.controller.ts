@@ -120,7 +120,7 @@ export class OperationsController {
     description: `One status, or several separated by commas: ${Object.values(OperationStatus).join(', ')}.`,
     schema: { type: 'string', example: 'Pending,Running' },
   })
-  @ApiOkResponse({ type: OperationPageDto, description: 'The operations under `operations`, next to `metadata`.' })
+  @ApiOkResponse({ type: OperationPageDto, description: 'The operations under `items`, next to `metadata`.' })
   list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<OperationPage> {
     const { page, filters } = parseOperationQuery(query);
     return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters } satisfies ListOperationsRequest, request);
@@ -154,7 +154,7 @@ export class OperationsController {
   @ApiParam({ name: 'operationId', format: 'uuid' })
   @ApiPageQuery()
   @ApiQuery({ name: 'status', required: false, description: 'Succeeded or Failed.', schema: { type: 'string', example: 'Failed' } })
-  @ApiOkResponse({ type: OperationResultPageDto, description: 'The results under `results`, next to `metadata`.' })
+  @ApiOkResponse({ type: OperationResultPageDto, description: 'The results under `items`, next to `metadata`.' })
   @ApiNotFound(NO_OPERATION)
   results(
     @Scope() scope: AccountScope,

@@ -68,7 +68,7 @@ export class OperationsService {
 
   async list(request: ListOperationsRequest): Promise<OperationPage> {
     const { rows, metadata } = await this.operations.findPage(request, request.page, request.filters);
-    return { operations: rows.map(toOperation), metadata };
+    return { items: rows.map(toOperation), metadata };
   }
 
   async get(request: OperationRequest): Promise<Versioned<Operation>> {
@@ -79,7 +79,7 @@ export class OperationsService {
   async results(request: ListOperationResultsRequest): Promise<OperationResultPage> {
     const operation = await this.require(request);
     const { rows, metadata } = await this.operations.findResults(operation.id, request.page, request.filters.status);
-    return { results: rows.map((row) => toResult(operation, row)), metadata };
+    return { items: rows.map((row) => toResult(operation, row)), metadata };
   }
 
   /** Cancels a Pending or Running operation; its unprocessed entries are skipped. */

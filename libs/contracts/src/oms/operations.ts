@@ -69,12 +69,12 @@ export interface OperationResult {
 }
 
 export interface OperationPage {
-  operations: Operation[];
+  items: Operation[];
   metadata: PageMetadata;
 }
 
 export interface OperationResultPage {
-  results: OperationResult[];
+  items: OperationResult[];
   metadata: PageMetadata;
 }
 

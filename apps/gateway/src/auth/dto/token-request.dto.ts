@@ -25,6 +25,6 @@ export class TokenResponseDto {
   @ApiProperty({ description: 'Signed JWT (ES256).' })
   accessToken: string;
 
-  @ApiProperty({ example: 86400 })
+  @ApiProperty({ type: 'integer', example: 86400, description: 'Seconds the token stays valid: 86400 (24 h).' })
   expiresIn: number;
 }

@@ -6,6 +6,7 @@ import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.va
 import { IsMetadata } from '../../http/metadata.validator.js';
 import { FINITE, GeoPointDto, IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 import { IsReadOnly } from '../../http/validation.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 
 /** No white space at either end (an empty string passes, for the length rule to report). */
 const NO_OUTER_SPACE = /^(?:\S(?:[\s\S]*\S)?)?$/;
@@ -92,12 +93,14 @@ export class CreateDeviceDto extends DeviceFieldsDto {
   @IsString()
   @Matches(NO_OUTER_SPACE, { message: 'serialNumber must not begin or end with white space' })
   @Length(1, 100)
+  @HasVisibleText()
   serialNumber: string;
 
   @ApiProperty(MODEL)
   @IsDefined()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   model: string;
 }
 
@@ -110,5 +113,6 @@ export class UpdateDeviceDto extends DeviceFieldsDto {
   @IsOmittable()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   model?: string;
 }

@@ -3,6 +3,7 @@ import type { Metadata } from '@tracking/contracts';
 import { IsDefined, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 
 const MAX_QUANTITY = 1_000_000;
 
@@ -34,9 +35,10 @@ export class CreateItemDto {
   @IsDefined()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   sku: string;
 
-  @ApiPropertyOptional({ ...DESCRIPTION, default: null })
+  @ApiPropertyOptional({ ...DESCRIPTION, description: 'Left out: null.' })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
@@ -49,13 +51,13 @@ export class CreateItemDto {
   @Max(MAX_QUANTITY)
   quantity: number;
 
-  @ApiPropertyOptional({ ...UNIT, default: null })
+  @ApiPropertyOptional({ ...UNIT, description: 'Left out: null.' })
   @IsOptional()
   @IsString()
   @Length(1, 20)
   unit?: string | null;
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {}.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
@@ -67,6 +69,7 @@ export class UpdateItemDto {
   @IsOmittable()
   @IsString()
   @Length(1, 100)
+  @HasVisibleText()
   sku?: string;
 
   @ApiPropertyOptional(DESCRIPTION)

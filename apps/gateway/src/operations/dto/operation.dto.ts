@@ -10,10 +10,10 @@ import { PageMetadataDto } from '../../http/common.dto.js';
 const UUID_EXAMPLE = '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a';
 
 export class OperationProgressDto {
-  @ApiProperty({ minimum: 1, maximum: MAX_BULK_ENTRIES, example: 2, description: 'Entries in the request.' }) total: number;
-  @ApiProperty({ minimum: 0, example: 1, description: 'Entries with a result: succeeded + failed.' }) processed: number;
-  @ApiProperty({ minimum: 0, example: 1 }) succeeded: number;
-  @ApiProperty({ minimum: 0, example: 0 }) failed: number;
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_BULK_ENTRIES, example: 2, description: 'Entries in the request.' }) total: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1, description: 'Entries with a result: succeeded + failed.' }) processed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) succeeded: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0 }) failed: number;
 }
 
 export class OperationDto {
@@ -36,7 +36,7 @@ export class OperationDto {
 }
 
 export class OperationPageDto {
-  @ApiProperty({ type: [OperationDto] }) operations: OperationDto[];
+  @ApiProperty({ type: [OperationDto] }) items: OperationDto[];
   @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
 }
 
@@ -46,7 +46,7 @@ export class EntryErrorDto {
 }
 
 export class OperationResultDto {
-  @ApiProperty({ minimum: 0, example: 0, description: "The entry's position in the request, from 0." }) index: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: "The entry's position in the request, from 0." }) index: number;
   @ApiPropertyOptional({ format: 'uuid', example: UUID_EXAMPLE, description: 'Of a BulkSetAssignment entry.' }) setId?: string;
   @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE }) deviceId: string;
   @ApiProperty({ enum: OperationResultStatus, enumName: 'OperationResultStatus', example: OperationResultStatus.Failed })
@@ -60,7 +60,7 @@ export class OperationResultDto {
 }
 
 export class OperationResultPageDto {
-  @ApiProperty({ type: [OperationResultDto] }) results: OperationResultDto[];
+  @ApiProperty({ type: [OperationResultDto] }) items: OperationResultDto[];
   @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
 }
 

@@ -3,6 +3,7 @@ import { DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@trac
 import { Type } from 'class-transformer';
 import { IsDefined, IsEnum, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../http/metadata.validator.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 import { GeoPointDto, IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 
 export class PointOfInterestDto {
@@ -29,6 +30,7 @@ export class CreatePointOfInterestDto {
   @IsDefined()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name: string;
 
   @ApiProperty({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Port })
@@ -43,7 +45,13 @@ export class CreatePointOfInterestDto {
   @Type(() => GeoPointDto)
   location: GeoPointDto;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 10, maximum: 100000, default: DEFAULT_RADIUS_METERS, example: 1500 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 10,
+    maximum: 100000,
+    example: 1500,
+    description: `Left out: ${DEFAULT_RADIUS_METERS}.`,
+  })
   @IsOmittable()
   @IsInt()
   @Min(10)
@@ -56,7 +64,7 @@ export class CreatePointOfInterestDto {
   @MaxLength(2000)
   address?: string | null;
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {}.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
@@ -68,6 +76,7 @@ export class UpdatePointOfInterestDto {
   @IsOmittable()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name?: string;
 
   @ApiPropertyOptional({ enum: PointOfInterestKind, enumName: 'PointOfInterestKind', example: PointOfInterestKind.Warehouse })

@@ -22,7 +22,8 @@ describe('readIdempotencyKey', () => {
   it('accepts 1..255 visible ASCII characters', () => {
     expect(readIdempotencyKey(undefined)).toBeUndefined();
     expect(readIdempotencyKey('a')).toBe('a');
-    expect(readIdempotencyKey('order 42/retry:1')).toBe('order 42/retry:1');
+    expect(readIdempotencyKey('order-42/retry:1')).toBe('order-42/retry:1');
+    expect(readIdempotencyKey('!~')).toBe('!~');
     expect(readIdempotencyKey('k'.repeat(255))).toHaveLength(255);
   });
 
@@ -31,6 +32,10 @@ describe('readIdempotencyKey', () => {
     ['k'.repeat(256), 'OutOfRange'],
     ['caf\u00e9', 'InvalidFormat'],
     ['tab\there', 'InvalidFormat'],
+    ['order 42', 'InvalidFormat'],
+    [' ', 'InvalidFormat'],
+    ['del\u007f', 'InvalidFormat'],
+    ['zero\u200bwidth', 'InvalidFormat'],
   ])('refuses %j as %s', (key, issue) => {
     expect(() => readIdempotencyKey(key)).toThrow(expect.objectContaining({ details: { field: 'Idempotency-Key', issue } }));
   });

@@ -3,10 +3,13 @@ import { ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** Visible ASCII and spaces, as a header value can carry them. */
-const KEY_CHARACTERS = /^[\x20-\x7e]*$/;
+/**
+ * Visible ASCII only (0x21-0x7E): no spaces, which proxies may fold or trim, and nothing a client could
+ * spell in two encodings.
+ */
+const KEY_CHARACTERS = /^[\x21-\x7e]*$/;
 
-/** The request's Idempotency-Key, undefined without one; 400 when it is not 1..255 visible characters. */
+/** The request's Idempotency-Key, undefined without one; 400 when it is not 1..255 visible ASCII characters. */
 export function readIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (Array.isArray(header)) {

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SetKind } from '@tracking/contracts';
 import { IsDefined, IsEnum, IsString, Length } from 'class-validator';
 import { IsOmittable, PageMetadataDto } from '../../http/common.dto.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 
 export class SetDto {
   @ApiProperty({ format: 'uuid', example: '0190a4a1-2b3c-7d4e-8f5a-6b7c8d9e0f1a' }) id: string;
@@ -29,6 +30,7 @@ export class CreateSetDto {
   @IsDefined()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name: string;
 
   @ApiProperty({ enum: SetKind, enumName: 'SetKind', example: SetKind.Pallet })
@@ -43,6 +45,7 @@ export class UpdateSetDto {
   @IsOmittable()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name?: string;
 
   @ApiPropertyOptional({ enum: SetKind, enumName: 'SetKind', example: SetKind.Container })

@@ -4,6 +4,7 @@ import { ArrayMaxSize, ArrayUnique, IsArray, IsDefined, IsEnum, IsOptional, IsSt
 import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.validator.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
+import { HasVisibleText } from '../../http/visible-text.validator.js';
 
 const MAX_TAGS = 20;
 const EXAMPLE_TIME = '2025-11-22T08:30:00.000Z';
@@ -73,6 +74,7 @@ export class CreateShipmentDto {
   @IsDefined()
   @IsString()
   @Length(1, 200)
+  @HasVisibleText()
   name: string;
 
   @ApiPropertyOptional({ ...REFERENCE, description: `${REFERENCE.description} 409 DuplicateReference otherwise.` })
@@ -124,7 +126,10 @@ export class CreateShipmentDto {
   @IsDateTime()
   plannedArrivalAt?: string | null;
 
-  @ApiPropertyOptional({ ...TAGS, default: [], description: 'Distinct strings (case-sensitive), kept in the order given.' })
+  @ApiPropertyOptional({
+    ...TAGS,
+    description: 'Distinct strings (case-sensitive), kept in the order given. Left out: none on creation, unchanged by a PATCH.',
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_TAGS)
@@ -133,7 +138,7 @@ export class CreateShipmentDto {
   @Length(1, 50, { each: true })
   tags?: string[];
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, default: {} })
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, description: `${METADATA_SCHEMA.description} Left out: {} on creation, unchanged by a PATCH.` })
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
