@@ -153,3 +153,40 @@ async function waitForLockWaiter(url: string): Promise<void> {
     await observer.end();
   }
 }
+
+describe('an outage longer than WORKER_OUTAGE_LIMIT_MS', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+  let queue: Queue;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 1, env: { WORKER_OUTAGE_LIMIT_MS: '1000' } });
+    tenant = await createTenant(stack);
+    queue = new Queue(OPERATIONS_QUEUE, { connection: { url: stack.env.REDIS_URL }, prefix: queuePrefix({ REDIS_KEY_PREFIX: stack.env.REDIS_KEY_PREFIX! }) });
+  });
+  afterAll(async () => {
+    await queue?.close();
+    await stack?.stop();
+  });
+
+  it('uses up an attempt of the job (the queue retries it), and the operation still completes once the database is back', async () => {
+    const devices = await seedDevices(stack, tenant, 2);
+    const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [devices[0]]);
+    const path = await startBulkRetire(stack, tenant, devices);
+    const operationId = path.split('/').pop()!;
+    await waitForLockWaiter(stack.env.DMS_DATABASE_URL!);
+    const restore = await takeDown(stack.env.DMS_DATABASE_URL!);
+    try {
+      await expect.poll(async () => (await queue.getJob(operationId))?.attemptsMade, { timeout: 15000, interval: 100 }).toBe(1);
+    } finally {
+      await restore();
+      await holder.end().catch(() => undefined);
+    }
+    const finished = await waitForOperation(stack, tenant, path);
+    expect(finished).toMatchObject({ status: OperationStatus.Succeeded, progress: { processed: 2, succeeded: 2, failed: 0 } });
+  });
+});

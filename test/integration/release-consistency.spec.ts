@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { type AssignDeviceRequest, type ReleaseDevicesRequest, Subjects } from '@tracking/contracts';
 import { NatsRpcClient } from '@tracking/messaging';
 import pg from 'pg';
+import { startBulkAssign, waitForOperation } from '../factories/bulk.factory.js';
 import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet, setsPath } from '../factories/set.factory.js';
@@ -28,7 +29,7 @@ describe('closing or deleting while the DMS is paused', () => {
   beforeAll(async () => {
     // The OMS gives up on the DMS (OMS_RPC_TIMEOUT_MS) well before the gateway gives up on the OMS, so the
     // answer is the outcome of the OMS's transaction. One host, one clock: no skew to allow for.
-    stack = await TestStack.start({ env: { OMS_RPC_TIMEOUT_MS: '1500', RPC_TIMEOUT_MS: '10000', DMS_CLOCK_SKEW_MS: '0' } });
+    stack = await TestStack.start({ workers: 1, env: { OMS_RPC_TIMEOUT_MS: '1500', RPC_TIMEOUT_MS: '10000', DMS_CLOCK_SKEW_MS: '0' } });
     tenant = await createTenant(stack);
     observer = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
     await observer.connect();
@@ -234,6 +235,16 @@ describe('closing or deleting while the DMS is paused', () => {
       const target = await newTarget();
       await release(target, target.setId);
       await expectSetEverywhere(target);
+    });
+
+    it('does not keep a bulk assignment from linking devices to the open shipment', async () => {
+      const target = await newTarget();
+      await release(target);
+      const deviceIds = [await newDevice(), await newDevice()];
+      const path = await startBulkAssign(stack, tenant, deviceIds.map((deviceId) => ({ setId: target.setId, deviceId })));
+      const finished = await waitForOperation(stack, tenant, path);
+      expect(finished).toMatchObject({ status: 'Succeeded', progress: { processed: 2, succeeded: 2, failed: 0 } });
+      for (const deviceId of deviceIds) expect(await device(deviceId)).toMatchObject({ status: 'Assigned', setId: target.setId });
     });
   });
 });
