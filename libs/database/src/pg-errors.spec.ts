@@ -16,7 +16,8 @@ describe('isDatabaseUnavailable', () => {
     ['a refused socket', pgError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
     ['a connection that broke', pgError('Connection terminated unexpectedly')],
     ["the pool's connection timeout", pgError('timeout exceeded when trying to connect')],
-    ['a transaction whose connection was dropped', Object.assign(new Error('already released'), { name: 'QueryRunnerProviderAlreadyReleasedError' })],
+    ['a transaction whose connection was dropped', Object.assign(new Error('already released'), { name: 'QueryRunnerAlreadyReleasedError' })],
+    ['an entity manager whose connection was dropped', Object.assign(new Error('already released'), { name: 'QueryRunnerProviderAlreadyReleasedError' })],
   ])('recognises %s', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

@@ -45,6 +45,7 @@ const UNAVAILABLE_NODE_CODES: ReadonlySet<string> = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
+const RELEASED_QUERY_RUNNER: ReadonlySet<string> = new Set(['QueryRunnerAlreadyReleasedError', 'QueryRunnerProviderAlreadyReleasedError']);
 /** What `pg` and its pool say, without a code, when a connection breaks or cannot be had in time. */
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|is not currently accepting connections|Client has encountered a connection error/i;
@@ -60,8 +61,9 @@ const UNAVAILABLE_MESSAGES =
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
     const { code, message, name } = current as { code?: unknown; message?: unknown; name?: unknown };
-    // TypeORM's word for a transaction whose connection `pg` dropped (terminated, reset) under it.
-    if (name === 'QueryRunnerProviderAlreadyReleasedError') return true;
+    // TypeORM's words for a transaction whose connection `pg` dropped (terminated, reset) under it:
+    // the query runner releases itself when its client fails, and the next statement meets it released.
+    if (typeof name === 'string' && RELEASED_QUERY_RUNNER.has(name)) return true;
     if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NODE_CODES.has(code))) return true;
     if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
     const wrapper = current as { driverError?: unknown; cause?: unknown };
