@@ -1,6 +1,6 @@
 import type { INestMicroservice } from '@nestjs/common';
 import { createLogger, type Logger } from '@tracking/core';
-import { prepareDatabase } from '@tracking/database';
+import { isDatabaseUnavailable, prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DmsConfig } from './config.js';
@@ -30,5 +30,6 @@ export async function startDms(
     queue: 'dms',
     logger,
     metrics,
+    unavailable: isDatabaseUnavailable,
   });
 }

@@ -4,6 +4,7 @@ import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { DmsConfig } from './config.js';
 import { DevicesModule } from './devices/devices.module.js';
+import { ReleasedTargets } from './devices/released-targets.js';
 import { PingHandler } from './health/ping.handler.js';
 import { OperationsModule } from './operations/operations.module.js';
 
@@ -15,8 +16,11 @@ export class DmsModule {
       global: true,
       imports: [TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }), DevicesModule, OperationsModule],
       controllers: [PingHandler],
-      providers: [{ provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) }],
-      exports: [CursorCodec],
+      providers: [
+        { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
+        { provide: ReleasedTargets, useValue: new ReleasedTargets(config.DMS_CLOCK_SKEW_MS) },
+      ],
+      exports: [CursorCodec, ReleasedTargets],
     };
   }
 }

@@ -20,6 +20,11 @@ export const omsConfigSchema = {
   /** Entries decided per transaction (and per DMS call). */
   WORKER_CHUNK_SIZE: env.int({ default: 1000, min: 1, max: 5000 }),
   /**
+   * How long one attempt of an operation waits out an unavailable dependency (the DMS, or either
+   * database) without using up a queue attempt; an outage that lasts longer counts as a failed attempt.
+   */
+  WORKER_OUTAGE_LIMIT_MS: env.int({ default: 600000, min: 1000, max: 86400000 }),
+  /**
    * How long a worker's claim on a job lasts without renewal (BullMQ's lock duration; it renews it at
    * half time): a killed worker's operation is taken over by another worker after about this long.
    */

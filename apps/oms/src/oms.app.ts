@@ -1,7 +1,7 @@
 import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createLogger, type Logger, PinoNestLogger } from '@tracking/core';
-import { prepareDatabase } from '@tracking/database';
+import { isDatabaseUnavailable, prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
@@ -41,6 +41,7 @@ export async function startOms(
     queue: 'oms',
     logger,
     metrics,
+    unavailable: isDatabaseUnavailable,
   });
 }
 

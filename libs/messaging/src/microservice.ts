@@ -14,6 +14,8 @@ export interface MicroserviceOptions {
   logger: Logger;
   /** Where each handled message's duration and outcome go. */
   metrics?: RpcMetrics;
+  /** Errors that mean a dependency (the service's database) is out of reach: answered 503 rather than 500. */
+  unavailable?: (error: unknown) => boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function startMicroservice(module: unknown, options: MicroserviceOp
     ),
     logger: new PinoNestLogger(options.logger),
   });
-  app.useGlobalFilters(new RpcErrorFilter(options.logger));
+  app.useGlobalFilters(new RpcErrorFilter(options.logger, options.unavailable));
   await app.listen();
   return app;
 }

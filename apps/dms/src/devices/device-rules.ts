@@ -64,7 +64,7 @@ export function deviceNotFound(id: string): DomainError {
   return new DomainError(ErrorCode.DeviceNotExists, `Device ${id} does not exist in this account.`);
 }
 
-/** The answer when a link could not be committed before the OMS's deadline. */
-export function tooLate(): DomainError {
-  return new DomainError(ErrorCode.GatewayTimeout, 'The device could not be linked in time; retry the assignment.');
+/** The answer when a link (or another change the OMS waits for) could not be committed before the OMS's deadline. */
+export function tooLate(message = 'The device could not be linked in time; retry the assignment.'): DomainError {
+  return new DomainError(ErrorCode.GatewayTimeout, message);
 }

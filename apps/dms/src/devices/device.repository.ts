@@ -4,12 +4,14 @@ import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest }
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
+import { ReleasedTargets } from './released-targets.js';
 
 @Injectable()
 export class DeviceRepository {
   constructor(
     @InjectRepository(DeviceEntity) private readonly devices: Repository<DeviceEntity>,
     private readonly cursors: CursorCodec,
+    private readonly released: ReleasedTargets,
   ) {}
 
   /** Inserts under the account's insert-order lock; a serial number taken in the tenant fails on devices_tenant_serial_number_key. */
@@ -63,11 +65,7 @@ export class DeviceRepository {
     options: { lockDeadline?: number; before?: (manager: EntityManager) => Promise<void> } = {},
   ): Promise<T> {
     return this.devices.manager.transaction(async (manager) => {
-      if (options.lockDeadline !== undefined) {
-        // Wait for locks no longer than the caller waits for us (55P03 when the time is up).
-        const remaining = Math.max(1, Math.ceil(options.lockDeadline - Date.now()));
-        await manager.query(`SET LOCAL lock_timeout = ${remaining}`);
-      }
+      if (options.lockDeadline !== undefined) await limitLockWaits(manager, options.lockDeadline);
       // Locks taken here come before the device row's, in the same order as `release` takes them.
       await options.before?.(manager);
       const device = await manager.findOne(DeviceEntity, {
@@ -85,29 +83,31 @@ export class DeviceRepository {
 
   /**
    * Takes the shipment's link lock in shared mode (links to one shipment do not wait for each other)
-   * and tells whether the shipment, or else the set, was released: closed or deleted.
+   * and tells whether the shipment, or else the set, was released (closed or deleted) in a way that
+   * refuses a link the OMS checked at `checkedAt` (`ReleasedTargets`).
    */
-  async lockLinkTarget(manager: EntityManager, shipmentId: string, setId: string): Promise<'shipment' | 'set' | null> {
+  async lockLinkTarget(manager: EntityManager, shipmentId: string, setId: string, checkedAt?: number): Promise<'shipment' | 'set' | null> {
     await manager.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [`links:${shipmentId}`]);
-    const rows: { target_id: string }[] = await manager.query(
-      'SELECT target_id FROM released_link_targets WHERE target_id = ANY($1::uuid[])',
-      [[shipmentId, setId]],
-    );
-    if (rows.some((row) => row.target_id === shipmentId)) return 'shipment';
-    return rows.length > 0 ? 'set' : null;
+    const refusing = await this.released.refusing(manager, [shipmentId, setId], checkedAt);
+    if (refusing.has(shipmentId)) return 'shipment';
+    return refusing.size > 0 ? 'set' : null;
   }
 
   /**
    * Unlinks every device of the shipment (or of one of its sets) in one statement, moving each one's
    * version on, and records the shipment (or set) as released so that no later link to it commits;
    * returns how many devices it freed. The shipment's link lock, taken exclusively, waits for links to it
-   * that are still in flight, so their devices are released too.
+   * that are still in flight, so their devices are released too. Nothing commits after `deadline`: locks
+   * are waited for no longer (55P03), and a release that finishes later rolls back (`tooLate`).
    */
-  async release(scope: AccountScope, shipmentId: string, setId?: string): Promise<number> {
+  async release(scope: AccountScope, shipmentId: string, setId: string | undefined, deadline: number, tooLate: () => Error): Promise<number> {
     return this.devices.manager.transaction(async (manager) => {
+      await limitLockWaits(manager, deadline);
       await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`links:${shipmentId}`]);
-      await manager.query('INSERT INTO released_link_targets (target_id) VALUES ($1) ON CONFLICT DO NOTHING', [setId ?? shipmentId]);
-      return this.unlink(manager, scope, shipmentId, setId);
+      await this.released.record(manager, setId ?? shipmentId);
+      const released = await this.unlink(manager, scope, shipmentId, setId);
+      if (Date.now() > deadline) throw tooLate();
+      return released;
     });
   }
 
@@ -141,4 +141,10 @@ export class DeviceRepository {
   async delete(manager: EntityManager, device: DeviceEntity): Promise<void> {
     await manager.delete(DeviceEntity, { id: device.id });
   }
+}
+
+/** Makes the transaction wait for locks no longer than until `deadline` (epoch ms): 55P03 when the time is up. */
+async function limitLockWaits(manager: EntityManager, deadline: number): Promise<void> {
+  const remaining = Math.max(1, Math.ceil(deadline - Date.now()));
+  await manager.query(`SET LOCAL lock_timeout = ${remaining}`);
 }

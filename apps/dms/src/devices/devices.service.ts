@@ -141,7 +141,7 @@ export class DevicesService {
    * or deleted) shipment or set is refused here too, under the shipment's link lock.
    */
   private async checkLinkTarget(manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
-    checkNotReleased(await this.devices.lockLinkTarget(manager, request.shipmentId, request.setId), request.setId);
+    checkNotReleased(await this.devices.lockLinkTarget(manager, request.shipmentId, request.setId, request.checkedAt), request.setId);
   }
 
   private async link(found: DeviceEntity | null, manager: EntityManager, request: AssignDeviceRequest): Promise<void> {
@@ -161,21 +161,39 @@ export class DevicesService {
     if (Date.now() > request.deadline) throw tooLate();
   }
 
-  /** Unlinks the device from exactly this set of this shipment; AssignmentNotExists otherwise, unknown devices included. */
+  /**
+   * Unlinks the device from exactly this set of this shipment; AssignmentNotExists otherwise, unknown
+   * devices included. Like a link, it commits only before the OMS's deadline (504 after it), so a client
+   * told 504 has not lost its device's link behind its back.
+   */
   async unassign(request: UnassignDeviceRequest): Promise<void> {
     if (!isUuid(request.deviceId)) throw assignmentNotFound(request);
-    await this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
+    const unlink = async (found: DeviceEntity | null, manager: EntityManager): Promise<void> => {
       const linkedHere = found !== null && found.shipmentId === request.shipmentId && found.setId === request.setId;
       if (!linkedHere) throw assignmentNotFound(request);
       const now = new Date();
       Object.assign(found, { status: DeviceStatus.Available, shipmentId: null, setId: null, version: found.version + 1, updatedAt: now });
       await this.devices.save(manager, found);
-    });
+      if (Date.now() > request.deadline) throw tooLate(UNLINK_TOO_LATE);
+    };
+    try {
+      await this.devices.withLockedDevice(request, request.deviceId, unlink, { lockDeadline: request.deadline });
+    } catch (error) {
+      throw isLockTimeout(error) ? tooLate(UNLINK_TOO_LATE) : error;
+    }
   }
 
-  /** Unlinks every device of a shipment that closes or goes away, or of one of its sets that is deleted. */
+  /**
+   * Unlinks every device of a shipment that closes or goes away, or of one of its sets that is deleted;
+   * before the OMS's deadline or not at all (504), since after it the OMS has rolled its close back.
+   */
   async release(request: ReleaseDevicesRequest): Promise<ReleaseDevicesResult> {
-    return { released: await this.devices.release(request, request.shipmentId, request.setId) };
+    try {
+      const tooLateToRelease = () => tooLate(RELEASE_TOO_LATE);
+      return { released: await this.devices.release(request, request.shipmentId, request.setId, request.deadline, tooLateToRelease) };
+    } catch (error) {
+      throw isLockTimeout(error) ? tooLate(RELEASE_TOO_LATE) : error;
+    }
   }
 
   /** Every requested set with the sorted ids of its devices. */
@@ -186,6 +204,9 @@ export class DevicesService {
     return result;
   }
 }
+
+const UNLINK_TOO_LATE = 'The device could not be unassigned in time; retry.';
+const RELEASE_TOO_LATE = 'The devices could not be released in time; retry.';
 
 function assignmentNotFound(request: UnassignDeviceRequest): DomainError {
   return new DomainError(ErrorCode.AssignmentNotExists, `Device ${request.deviceId} is not assigned to set ${request.setId}.`);

@@ -4,6 +4,7 @@ import { type AccountScope, DeviceStatus, type EntryOutcome, ErrorCode } from '@
 import { DomainError } from '@tracking/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DeviceEntity } from '../devices/device.entity.js';
+import { ReleasedTargets } from '../devices/released-targets.js';
 
 /** The transaction one chunk of a bulk operation runs in, with what the ledger already holds for it. */
 export interface ChunkTransaction {
@@ -18,7 +19,10 @@ export interface ChunkTransaction {
  */
 @Injectable()
 export class OperationChunkRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly released: ReleasedTargets,
+  ) {}
 
   /**
    * Runs `work` in one transaction that holds the operation's lock (attempts of one chunk take turns, and
@@ -51,19 +55,15 @@ export class OperationChunkRepository {
 
   /**
    * Takes the link lock of every shipment in shared mode, as a single link does, and returns which of
-   * `targetIds` (shipments and sets) were released.
+   * `targetIds` (shipments and sets) were released in a way that refuses links checked at `checkedAt`.
    */
-  async lockLinkTargets(manager: EntityManager, shipmentIds: string[], targetIds: string[]): Promise<Set<string>> {
+  async lockLinkTargets(manager: EntityManager, shipmentIds: string[], targetIds: string[], checkedAt?: number): Promise<Set<string>> {
     await manager.query(
       `SELECT pg_advisory_xact_lock_shared(hashtext('links:' || s))
          FROM (SELECT DISTINCT unnest($1::text[]) AS s ORDER BY 1) AS shipments`,
       [shipmentIds],
     );
-    const rows: { target_id: string }[] = await manager.query(
-      'SELECT target_id FROM released_link_targets WHERE target_id = ANY($1::uuid[])',
-      [targetIds],
-    );
-    return new Set(rows.map((row) => row.target_id));
+    return this.released.refusing(manager, targetIds, checkedAt);
   }
 
   /** Links each device to its set, in one statement. */

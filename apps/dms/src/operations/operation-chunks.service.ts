@@ -32,6 +32,7 @@ export class OperationChunksService {
         manager,
         targets.map((t) => t.shipmentId),
         targets.flatMap((t) => [t.shipmentId, t.setId]),
+        request.checkedAt,
       );
       const devices = byId(await this.chunks.lockDevices(manager, request, targets.map((t) => t.deviceId)));
       const links = new Map<string, { id: string; shipmentId: string; setId: string }>();

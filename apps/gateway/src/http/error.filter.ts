@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import { ERROR_STATUS, ErrorCode, type ErrorBody } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
+import { isDatabaseUnavailable } from '@tracking/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */
@@ -85,6 +86,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     const fastifyError = typeof exception === 'object' && exception !== null ? fromFastifyError(exception) : undefined;
     if (fastifyError) return fastifyError;
+    // The gateway's own database (identity, signing keys) out of reach: worth retrying, like a service that is away.
+    if (isDatabaseUnavailable(exception)) {
+      return new DomainError(ErrorCode.ServiceUnavailable, 'The gateway cannot reach its database; retry after the Retry-After delay.');
+    }
     return new DomainError(ErrorCode.InternalError, 'The gateway failed unexpectedly; retry with backoff.');
   }
 }

@@ -179,8 +179,8 @@ const SHARED_ERRORS = {
   UnsupportedMediaType: 'UnsupportedMediaType: a body that is not Content-Type: application/json.',
   BadGateway: 'BadGateway: the service sent a reply the gateway cannot use.',
   ServiceUnavailable:
-    'ServiceUnavailable: no replica of the service owning the data answers (or, for a POST with an Idempotency-Key, ' +
-    'the key store does not); retry after Retry-After seconds.',
+    'ServiceUnavailable: no replica of the service owning the data answers, or it cannot reach its database (or, for a POST ' +
+    'with an Idempotency-Key, the key store does not answer); retry after Retry-After seconds.',
   GatewayTimeout: 'GatewayTimeout: the service did not answer in time; the request may still take effect.',
   IdempotencyKeyInUse: 'IdempotencyKeyInUse: a request with this Idempotency-Key is still running; retry after Retry-After seconds.',
   IdempotencyKeyReused: 'IdempotencyKeyReused: this Idempotency-Key was used for another request.',

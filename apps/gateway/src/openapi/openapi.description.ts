@@ -59,7 +59,8 @@ seconds until one more is). Over the limit: 429 \`RateLimitExceeded\` with \`Ret
 
 ## Availability
 The gateway answers 503 \`ServiceUnavailable\` (with \`Retry-After\`) when the service owning the data
-does not answer at all, 504 \`GatewayTimeout\` when it answers too late (the change may still have been
+does not answer at all or cannot reach its database (the token endpoint too, when the gateway cannot reach
+its own), 504 \`GatewayTimeout\` when it answers too late (the change may still have been
 made: read before retrying, or retry with the same \`Idempotency-Key\`), 502 \`BadGateway\` for a reply it
 cannot use.
 `.trim();

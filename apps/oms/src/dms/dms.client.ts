@@ -41,14 +41,19 @@ export class DmsClient implements OnApplicationShutdown {
     this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, this.timeoutMs, metrics, config.NATS_INBOX_PREFIX);
   }
 
-  /** Links a device; the DMS commits only before a deadline well inside our own timeout. */
-  async assign(request: Omit<AssignDeviceRequest, 'deadline'>): Promise<void> {
-    await this.rpc.call<null>(Subjects.dms.devices.assign, { ...request, deadline: this.deadline() } satisfies AssignDeviceRequest);
+  /**
+   * Links a device; the DMS commits only before a deadline well inside our own timeout. Called once the
+   * shipment and set are checked under their locks, which is the `checkedAt` the DMS weighs its released
+   * shipments and sets against.
+   */
+  async assign(request: Omit<AssignDeviceRequest, 'deadline' | 'checkedAt'>): Promise<void> {
+    const checked = { ...request, deadline: this.deadline(), checkedAt: Date.now() } satisfies AssignDeviceRequest;
+    await this.rpc.call<null>(Subjects.dms.devices.assign, checked);
   }
 
-  /** Decides a chunk of a bulk assignment (with the same deadline as a single link). */
-  linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline'>): Promise<OperationChunkResult> {
-    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.link, { ...request, deadline: this.deadline() });
+  /** Decides a chunk of a bulk assignment (with the same deadline, and `checkedAt`, as a single link). */
+  linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline' | 'checkedAt'>): Promise<OperationChunkResult> {
+    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.link, { ...request, deadline: this.deadline(), checkedAt: Date.now() });
   }
 
   /** Decides a chunk of a bulk retirement. */
@@ -66,13 +71,17 @@ export class DmsClient implements OnApplicationShutdown {
     return Date.now() + this.timeoutMs - Math.min(1000, this.timeoutMs / 4);
   }
 
-  async unassign(request: UnassignDeviceRequest): Promise<void> {
-    await this.rpc.call<null>(Subjects.dms.devices.unassign, request);
+  /** Unlinks a device, before the same deadline as a link. */
+  async unassign(request: Omit<UnassignDeviceRequest, 'deadline'>): Promise<void> {
+    await this.rpc.call<null>(Subjects.dms.devices.unassign, { ...request, deadline: this.deadline() } satisfies UnassignDeviceRequest);
   }
 
-  /** Unlinks every device of the shipment, or of one of its sets. */
-  async release(request: ReleaseDevicesRequest): Promise<void> {
-    await this.rpc.call<ReleaseDevicesResult>(Subjects.dms.devices.release, request);
+  /**
+   * Unlinks every device of the shipment, or of one of its sets, before the same deadline: a release the
+   * DMS gets to only after we gave up (and rolled the close back) changes nothing.
+   */
+  async release(request: Omit<ReleaseDevicesRequest, 'deadline'>): Promise<void> {
+    await this.rpc.call<ReleaseDevicesResult>(Subjects.dms.devices.release, { ...request, deadline: this.deadline() } satisfies ReleaseDevicesRequest);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   OperationType,
 } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
+import { isDatabaseUnavailable } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
@@ -34,6 +35,7 @@ const MAX_BACKOFF_MS = 5000;
 @Injectable()
 export class OperationRunner {
   private readonly chunkSize: number;
+  private readonly outageLimitMs: number;
 
   constructor(
     private readonly operations: OperationRepository,
@@ -42,15 +44,17 @@ export class OperationRunner {
     @Inject(OMS_LOGGER) private readonly logger: Logger,
   ) {
     this.chunkSize = config.WORKER_CHUNK_SIZE;
+    this.outageLimitMs = config.WORKER_OUTAGE_LIMIT_MS;
   }
 
   /**
    * Runs the operation until it is finished or cancelled and closed; safe to call again at any time.
-   * Unavailable services are waited out with backoff; other errors end the attempt (the queue retries).
-   * When `stop` is aborted (the worker shuts down) it returns false after the chunk in progress.
+   * Unavailable services and databases are waited out with backoff, in this attempt, for up to
+   * WORKER_OUTAGE_LIMIT_MS at a stretch; other errors, and longer outages, end the attempt (the queue
+   * retries). When `stop` is aborted (the worker shuts down) it returns false after the chunk in progress.
    */
   async run(operationId: string, stop?: AbortSignal): Promise<boolean> {
-    for (let failures = 0; ; ) {
+    for (let failures = 0, outageSince = 0; ; ) {
       if (stop?.aborted) return false;
       let done: boolean;
       try {
@@ -58,6 +62,8 @@ export class OperationRunner {
         failures = 0;
       } catch (error) {
         if (!isTransient(error)) throw error;
+        if (failures === 0) outageSince = Date.now();
+        if (Date.now() - outageSince > this.outageLimitMs) throw error;
         failures += 1;
         const wait = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures);
         this.logger.warn({ err: error, operationId, failures, retryInMs: wait }, 'operation chunk failed; retrying');
@@ -184,9 +190,8 @@ function asEntryError(error: DomainError): EntryError {
   return { code: error.code, message: error.message };
 }
 
-/** Unavailable services, and database connections lost or refused, are waited out. */
+/** Unavailable services (the DMS answers 503 when its own database is away), and the OMS database out of reach, are waited out. */
 function isTransient(error: unknown): boolean {
   if (error instanceof DomainError) return TRANSIENT_CODES.has(error.code);
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === 'ECONNREFUSED' || code === 'ECONNRESET');
+  return isDatabaseUnavailable(error);
 }

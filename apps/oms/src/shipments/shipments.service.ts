@@ -139,8 +139,10 @@ export class ShipmentsService {
    * so this is a call to it. Trade-off, decided on purpose: when the DMS fails (503 unavailable, 504
    * timeout), the error propagates, the OMS transaction rolls back and the client gets that failure; the
    * shipment does not close or go away while its devices would stay linked to it. A DMS outage thus blocks
-   * closing shipments. If the DMS released the devices but its reply was lost (504), the shipment stays
-   * open with no devices, and the client's retry closes it.
+   * closing shipments. The DMS commits a release only before the deadline the call carries, so a 504
+   * normally means it released nothing; if it did release the devices and this transaction still failed,
+   * the shipment stays open with no devices, the client's retry closes it, and the DMS's record of the
+   * release does not refuse later assignments to the open shipment (`ReleasedTargets` in the DMS).
    */
   private async releaseDevices(shipment: ShipmentEntity): Promise<void> {
     const { tenantId, accountId, id: shipmentId } = shipment;

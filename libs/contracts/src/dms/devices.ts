@@ -91,18 +91,34 @@ export interface AssignDeviceRequest extends DeviceRequest {
    * waiting and released its lock on the shipment, which may close without seeing this device.
    */
   deadline: number;
+  /**
+   * Epoch milliseconds at which the OMS found the shipment open and the set existing, under its locks.
+   * A shipment or set released before then belongs to a close that did not commit, and does not refuse
+   * the link (absent: every release refuses it).
+   */
+  checkedAt?: number;
 }
 
 /** Unlinks a device from exactly this set; AssignmentNotExists otherwise. Answers `null`. */
 export interface UnassignDeviceRequest extends DeviceRequest {
   shipmentId: string;
   setId: string;
+  /** Epoch milliseconds after which the DMS must not commit the unlink: the OMS has answered 504 by then. */
+  deadline: number;
 }
 
-/** Unlinks every device of a shipment, or only of one of its sets when `setId` is given. */
+/**
+ * Unlinks every device of a shipment, or only of one of its sets when `setId` is given, and records the
+ * shipment (or set) as released, against links that reach the DMS late.
+ */
 export interface ReleaseDevicesRequest extends AccountScope {
   shipmentId: string;
   setId?: string;
+  /**
+   * Epoch milliseconds after which the DMS must not commit: the OMS has stopped waiting by then and rolled
+   * its close back, so neither the unlinks nor the marker may land.
+   */
+  deadline: number;
 }
 
 export interface ReleaseDevicesResult {
@@ -126,6 +142,8 @@ export interface OperationChunk<E> extends AccountScope {
   operationId: string;
   /** Epoch milliseconds after which the DMS must not commit (see `AssignDeviceRequest.deadline`). */
   deadline: number;
+  /** For links: when the OMS checked the entries' targets under its locks (see `AssignDeviceRequest.checkedAt`). */
+  checkedAt?: number;
   entries: E[];
 }
 
