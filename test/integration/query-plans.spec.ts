@@ -7,6 +7,7 @@ import { DataSource, type Logger } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeviceEntity } from '../../apps/dms/src/devices/device.entity.js';
 import { DeviceRepository } from '../../apps/dms/src/devices/device.repository.js';
+import { ReleasedTargets } from '../../apps/dms/src/devices/released-targets.js';
 import { ItemEntity } from '../../apps/oms/src/items/item.entity.js';
 import { OperationEntity, OperationEntryEntity } from '../../apps/oms/src/operations/operation.entity.js';
 import { OperationRepository } from '../../apps/oms/src/operations/operation.repository.js';
@@ -126,7 +127,7 @@ describe('query plans of the hot reads on tables never analyzed', () => {
     shipments = new ShipmentRepository(oms.getRepository(ShipmentEntity), codec);
     pointsOfInterest = new PointOfInterestRepository(oms.getRepository(PointOfInterestEntity), codec);
     operations = new OperationRepository(oms.getRepository(OperationEntity), oms.getRepository(OperationEntryEntity), codec);
-    devices = new DeviceRepository(dms.getRepository(DeviceEntity), codec);
+    devices = new DeviceRepository(dms.getRepository(DeviceEntity), codec, new ReleasedTargets(1000));
 
     // Nine rows in ten are the account's, one in ten another account's, interleaved as concurrent writers leave them.
     const tenants = [scope.tenantId, ...otherScopes.map((other) => other.tenantId)];

@@ -218,10 +218,10 @@ describe('DevicesService.assign (link)', () => {
     const scope = newScope();
     const device = await newDevice(scope);
     const closed = newTarget();
-    await devices.release({ ...scope, shipmentId: closed.shipmentId });
+    await devices.release({ ...scope, shipmentId: closed.shipmentId, deadline: inAMinute() });
     expect((await rejection(link(scope, device.id, closed))).code).toBe(ErrorCode.ShipmentClosed);
     const shipment = newTarget();
-    await devices.release({ ...scope, ...shipment });
+    await devices.release({ ...scope, ...shipment, deadline: inAMinute() });
     expect((await rejection(link(scope, device.id, shipment))).code).toBe(ErrorCode.SetNotExists);
     // Another set of that shipment still takes devices.
     await link(scope, device.id, { shipmentId: shipment.shipmentId, setId: crypto.randomUUID() });
@@ -299,11 +299,11 @@ describe('DevicesService.unassign, release and linked', () => {
       { ...target, deviceId: crypto.randomUUID() },
       { ...target, deviceId: 'not-a-uuid' },
     ]) {
-      expect((await rejection(devices.unassign({ ...scope, deviceId: device.id, ...wrong }))).code).toBe(ErrorCode.AssignmentNotExists);
+      expect((await rejection(devices.unassign({ ...scope, deviceId: device.id, ...wrong, deadline: inAMinute() }))).code).toBe(ErrorCode.AssignmentNotExists);
     }
-    await devices.unassign({ ...scope, deviceId: device.id, ...target });
+    await devices.unassign({ ...scope, deviceId: device.id, ...target, deadline: inAMinute() });
     expect((await devices.get({ ...scope, deviceId: device.id })).resource).toMatchObject({ status: DeviceStatus.Available, shipmentId: null, setId: null });
-    expect((await rejection(devices.unassign({ ...scope, deviceId: device.id, ...target }))).code).toBe(ErrorCode.AssignmentNotExists);
+    expect((await rejection(devices.unassign({ ...scope, deviceId: device.id, ...target, deadline: inAMinute() }))).code).toBe(ErrorCode.AssignmentNotExists);
   });
 
   it('releases every device of a shipment, or of one set only, and counts them', async () => {
@@ -317,10 +317,10 @@ describe('DevicesService.unassign, release and linked', () => {
     const elsewhere = await newDevice(scope);
     await link(scope, elsewhere.id, newTarget());
 
-    expect(await devices.release({ ...scope, shipmentId, setId: setA })).toEqual({ released: 2 });
+    expect(await devices.release({ ...scope, shipmentId, setId: setA, deadline: inAMinute() })).toEqual({ released: 2 });
     expect(await devices.linked({ ...scope, setIds: [setA, setB] })).toEqual({ [setA]: [], [setB]: [b1.id] });
-    expect(await devices.release({ ...scope, shipmentId })).toEqual({ released: 1 });
-    expect(await devices.release({ ...scope, shipmentId })).toEqual({ released: 0 });
+    expect(await devices.release({ ...scope, shipmentId, deadline: inAMinute() })).toEqual({ released: 1 });
+    expect(await devices.release({ ...scope, shipmentId, deadline: inAMinute() })).toEqual({ released: 0 });
     expect((await devices.get({ ...scope, deviceId: a1.id })).version).toBe(3);
     expect((await devices.get({ ...scope, deviceId: elsewhere.id })).resource.status).toBe(DeviceStatus.Assigned);
   });
@@ -331,7 +331,7 @@ describe('DevicesService.unassign, release and linked', () => {
     const shipmentId = crypto.randomUUID();
     const theirs = await newDevice(other);
     await link(other, theirs.id, { shipmentId, setId: crypto.randomUUID() });
-    expect(await devices.release({ ...scope, shipmentId })).toEqual({ released: 0 });
+    expect(await devices.release({ ...scope, shipmentId, deadline: inAMinute() })).toEqual({ released: 0 });
     expect((await devices.get({ ...other, deviceId: theirs.id })).resource.status).toBe(DeviceStatus.Assigned);
   });
 

@@ -58,7 +58,7 @@ async function assignOperation(scope: Scope, assignments: [string, string][]): P
 
 async function state(scope: Scope, operationId: string) {
   const { resource } = await operations.get({ ...scope, operationId });
-  const { results } = await operations.results({ ...scope, operationId, page: { limit: 100, includeTotal: false }, filters: {} });
+  const { items: results } = await operations.results({ ...scope, operationId, page: { limit: 100, includeTotal: false }, filters: {} });
   return { status: resource.status, progress: resource.progress, results: results.map((r) => [r.index, r.error?.code ?? null]) };
 }
 

@@ -175,20 +175,20 @@ export class InProcessDmsClient implements DmsCalls {
     return Date.now() + this.timeoutMs - Math.min(1000, this.timeoutMs / 4);
   }
 
-  async assign(request: Omit<AssignDeviceRequest, 'deadline'>): Promise<void> {
-    await this.call('assign', () => this.dms.get(DevicesService).assign({ ...request, deadline: this.deadline() }));
+  async assign(request: Omit<AssignDeviceRequest, 'deadline' | 'checkedAt'>): Promise<void> {
+    await this.call('assign', () => this.dms.get(DevicesService).assign({ ...request, deadline: this.deadline(), checkedAt: Date.now() }));
   }
 
-  async unassign(request: UnassignDeviceRequest): Promise<void> {
-    await this.call('unassign', () => this.dms.get(DevicesService).unassign(request));
+  async unassign(request: Omit<UnassignDeviceRequest, 'deadline'>): Promise<void> {
+    await this.call('unassign', () => this.dms.get(DevicesService).unassign({ ...request, deadline: this.deadline() }));
   }
 
-  async release(request: ReleaseDevicesRequest): Promise<void> {
-    await this.call('release', () => this.dms.get(DevicesService).release(request));
+  async release(request: Omit<ReleaseDevicesRequest, 'deadline'>): Promise<void> {
+    await this.call('release', () => this.dms.get(DevicesService).release({ ...request, deadline: this.deadline() }));
   }
 
-  linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline'>): Promise<OperationChunkResult> {
-    return this.call('linkChunk', () => this.dms.get(OperationChunksService).link({ ...request, deadline: this.deadline() }));
+  linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline' | 'checkedAt'>): Promise<OperationChunkResult> {
+    return this.call('linkChunk', () => this.dms.get(OperationChunksService).link({ ...request, deadline: this.deadline(), checkedAt: Date.now() }));
   }
 
   retireChunk(request: Omit<OperationChunk<RetireEntry>, 'deadline'>): Promise<OperationChunkResult> {
