@@ -47,3 +47,5 @@ export const TOKEN_TTL_SECONDS = 86400;
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Largest accepted body of a bulk request (API.md); routes opt in with `@RouteConfig(BULK_BODY)`. */
 export const BULK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** Largest accepted body of `POST /v1/applications/token`, the one route that reads a body without a token. */
+export const TOKEN_BODY_LIMIT_BYTES = 16 * 1024;

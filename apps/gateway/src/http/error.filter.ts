@@ -28,7 +28,7 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new DomainError(ErrorCode.UnsupportedMediaType, 'Request bodies must be sent as Content-Type: application/json.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new DomainError(ErrorCode.PayloadTooLarge, 'The request body is larger than the limit of 1 MiB (4 MiB for bulk requests).');
+      return new DomainError(ErrorCode.PayloadTooLarge, "The request body is larger than the route's limit: 1 MiB, 4 MiB for bulk requests, 16 KiB for the token request.");
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new DomainError(ErrorCode.MalformedRequest, 'The Content-Length header does not match the body.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
