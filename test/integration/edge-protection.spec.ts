@@ -1,12 +1,82 @@
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
 import { bulkRetirePath } from '../factories/bulk.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
-import { expectError } from '../support/http-assertions.js';
+import { expectError, UUID } from '../support/http-assertions.js';
 import { TestStack } from '../support/stack.js';
 
 const MIB = 1024 * 1024;
 const JSON_TYPE = { 'content-type': 'application/json' };
+
+interface RawAnswer {
+  /** Everything the server sent before it closed the connection. */
+  text: string;
+  status: number | undefined;
+  headers: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON the tests inspect freely, as HttpResult
+  body: any;
+  /** Milliseconds from connecting until the server closed the connection. */
+  closedAfterMs: number;
+}
+
+/** Opens a TCP connection to `baseUrl`, resolves once it is established. */
+function openSocket(baseUrl: string): Promise<Socket> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Reads what the server sends on `socket` until it closes it (or `limitMs` passes: then `closedAfterMs` is Infinity). */
+function untilClosed(socket: Socket, startedAt: number, limitMs = 10000): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    const finish = (closedAfterMs: number) => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(
+        lines.filter((line) => line.includes(':')).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
+      }
+      resolve({ text, status: statusLine ? Number(statusLine.split(' ')[1]) : undefined, headers, body: parsed, closedAfterMs });
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+      finish(Number.POSITIVE_INFINITY);
+    }, limitMs);
+    socket.on('close', () => finish(performance.now() - startedAt));
+  });
+}
+
+/** Sends `raw` on a new connection and reads the answer until the server closes the connection. */
+async function rawExchange(baseUrl: string, raw: string): Promise<RawAnswer> {
+  const socket = await openSocket(baseUrl);
+  const answer = untilClosed(socket, performance.now());
+  socket.write(raw);
+  return answer;
+}
+
+/** The envelope of the HTTP parser's errors: status, `MalformedRequest`, a new request id, and the connection closed. */
+function expectParserError(answer: RawAnswer, status: number): void {
+  expect(answer.status, answer.text).toBe(status);
+  expect(answer.headers['content-type']).toMatch(/^application\/json/);
+  expect(answer.headers['x-request-id']).toMatch(UUID);
+  expect(answer.headers.connection).toBe('close');
+  expect(Object.keys(answer.body)).toEqual(['error']);
+  expect(answer.body.error).toMatchObject({ id: expect.stringMatching(UUID), code: 'MalformedRequest', message: expect.any(String) });
+  expect(Number.isFinite(answer.closedAfterMs)).toBe(true);
+}
 
 /**
  * The gateway's edge against hostile or careless clients: what it costs to send a body without a token,
@@ -77,6 +147,68 @@ describe('edge protection', () => {
         field: 'x',
         issue: 'UnknownField',
       });
+    });
+  });
+
+  describe("the HTTP parser's own errors, in the envelope with X-Request-Id", () => {
+    it('431 for headers over 16 KiB', async () => {
+      expectParserError(await rawExchange(stack.baseUrl, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`), 431);
+    });
+
+    it('400 for a malformed request line', async () => {
+      expectParserError(await rawExchange(stack.baseUrl, 'NOT HTTP AT ALL\r\n\r\n'), 400);
+    });
+
+    it('400 for a header name that is not a token', async () => {
+      expectParserError(await rawExchange(stack.baseUrl, 'GET /health/live HTTP/1.1\r\nHo st: x\r\n\r\n'), 400);
+    });
+
+    it('400 for Content-Length together with Transfer-Encoding, and the body is not taken as a request', async () => {
+      const smuggled = 'GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n';
+      const answer = await rawExchange(
+        stack.baseUrl,
+        `POST /v1/applications/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
+      );
+      expectParserError(answer, 400);
+      expect(answer.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    });
+  });
+
+  describe('slow clients and the connection cap', () => {
+    let replica: string;
+    beforeAll(async () => {
+      replica = await stack.startGatewayReplica({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_MAX_CONNECTIONS: '3' });
+    });
+
+    it('cuts a client dribbling its headers after the header timeout, with 408 in the envelope', async () => {
+      const socket = await openSocket(replica);
+      const startedAt = performance.now();
+      const answer = untilClosed(socket, startedAt);
+      socket.write('GET /health/live HTTP/1.1\r\nHost: x\r\n');
+      const dribble = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 100);
+      const result = await answer.finally(() => clearInterval(dribble));
+      expectParserError(result, 408);
+      // Not before the timeout, and not long after it (Node checks every 500 ms here).
+      expect(result.closedAfterMs).toBeGreaterThanOrEqual(900);
+      expect(result.closedAfterMs).toBeLessThan(4000);
+    });
+
+    it('closes connections beyond the cap at once; those within it are served', async () => {
+      const held = await Promise.all([0, 1, 2].map(() => openSocket(replica)));
+      try {
+        // Each of the three is served (and so counted by the server) before the fourth arrives.
+        for (const socket of held) {
+          const answered = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))));
+          socket.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n');
+          expect(await answered).toMatch(/^HTTP\/1\.1 200/);
+        }
+        const extra = await openSocket(replica);
+        const refused = await untilClosed(extra, performance.now(), 5000);
+        expect(refused.text).toBe('');
+        expect(Number.isFinite(refused.closedAfterMs)).toBe(true);
+      } finally {
+        for (const socket of held) socket.destroy();
+      }
     });
   });
 });

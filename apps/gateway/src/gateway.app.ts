@@ -31,11 +31,11 @@ export async function startGateway(
   metrics.watchDatabasePool(dataSource);
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, dataSource, logger, metrics),
-    new FastifyAdapter({ ...fastifyOptions(), trustProxy: config.TRUST_PROXY }),
+    new FastifyAdapter({ ...fastifyOptions(config), trustProxy: config.TRUST_PROXY }),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   assertApiControllers(app.get(ModulesContainer));
-  configureFastify(app.getHttpAdapter().getInstance());
+  configureFastify(app.getHttpAdapter().getInstance(), config);
   registerHttpMetrics(app.getHttpAdapter().getInstance(), metrics, logger);
   app.get(ConnectionDrain).register(app.getHttpAdapter().getInstance());
   metrics.include(app.get(ProtectionMetrics).registry);
