@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOpsConfig } from '@tracking/observability';
+import { readGatewayConfig } from '../../apps/gateway/src/config.js';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
 import { bulkRetirePath } from '../factories/bulk.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -209,6 +212,24 @@ describe('edge protection', () => {
       } finally {
         for (const socket of held) socket.destroy();
       }
+    });
+  });
+
+  describe('bind addresses', () => {
+    const file = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+    it('loopback by default, for the API port and the ops port', () => {
+      expect(readGatewayConfig({}).HOST).toBe('127.0.0.1');
+      expect(readOpsConfig({ port: 9100, shutdownTimeoutMs: 1000 }, {}).OPS_HOST).toBe('127.0.0.1');
+    });
+
+    it('npm start binds loopback; the image, docker compose and the Kubernetes manifests bind every interface', () => {
+      expect(file('scripts/start.mjs')).toMatch(/HOST: process\.env\.HOST \?\? '127\.0\.0\.1', OPS_HOST: process\.env\.OPS_HOST \?\? '127\.0\.0\.1'/);
+      expect(file('Dockerfile')).toMatch(/^\s+HOST=0\.0\.0\.0 \\\n\s+OPS_HOST=0\.0\.0\.0$/m);
+      expect(file('docker-compose.yml')).toMatch(/environment: &environment\n(\s+#.*\n)*\s+HOST: 0\.0\.0\.0\n\s+OPS_HOST: 0\.0\.0\.0\n/);
+      const kustomization = file('deploy/k8s/base/kustomization.yaml');
+      expect(kustomization).toContain('- HOST=0.0.0.0');
+      expect(kustomization).toContain('- OPS_HOST=0.0.0.0');
     });
   });
 });
