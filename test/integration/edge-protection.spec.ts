@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readOpsConfig } from '@tracking/observability';
 import { readGatewayConfig } from '../../apps/gateway/src/config.js';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
@@ -150,6 +151,40 @@ describe('edge protection', () => {
         field: 'x',
         issue: 'UnknownField',
       });
+    });
+  });
+
+  describe('GET /health/ready on the API port', () => {
+    it('shares one check among concurrent calls and gives its report again for about a second', async () => {
+      const replica = await stack.startGatewayReplica();
+      const dataSource = stack.gatewayReplicas.at(-1)!.get(DataSource, { strict: false });
+      const query = vi.spyOn(dataSource, 'query');
+      const checks = () => query.mock.calls.filter(([sql]) => sql === 'SELECT 1').length;
+      try {
+        const answers = await Promise.all(Array.from({ length: 20 }, () => stack.request('GET', '/health/ready', { baseUrl: replica })));
+        expect(answers.map((answer) => answer.status)).toEqual(new Array(20).fill(200));
+        expect(answers[0]!.body).toEqual({ status: 'ok', checks: { database: 'ok', nats: 'ok', oms: 'ok', dms: 'ok', redis: 'ok' } });
+        expect(checks()).toBe(1);
+        expect((await stack.request('GET', '/health/ready', { baseUrl: replica })).status).toBe(200);
+        expect(checks()).toBe(1);
+        // Once the report is a second old, the next call checks again.
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect((await stack.request('GET', '/health/ready', { baseUrl: replica })).status).toBe(200);
+        expect(checks()).toBe(2);
+      } finally {
+        query.mockRestore();
+      }
+    });
+
+    it('is rate limited per client address, as any request without a token', async () => {
+      const replica = await stack.startGatewayReplica({ RATE_LIMIT_ADDRESS: '1/1m burst 3' });
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(await stack.request('GET', '/health/ready', { baseUrl: replica }));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 429, 429]);
+      expectError(answers[3]!, 429, 'RateLimitExceeded', { policy: 'address' });
+      expect(answers[0]!.headers.get('ratelimit-policy')).toMatch(/^"address";/);
+      // Liveness costs nothing and stays unlimited.
+      expect((await stack.request('GET', '/health/live', { baseUrl: replica })).status).toBe(200);
     });
   });
 
