@@ -15,6 +15,11 @@ export const gatewayConfigSchema = {
   HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int({ default: 72000, min: 1000, max: 600000 }),
   /** Requests served on one connection before the gateway closes it (spreads long-lived clients over replicas); 0: no limit. */
   HTTP_MAX_REQUESTS_PER_SOCKET: env.int({ default: 1000, min: 0, max: 1000000 }),
+  /**
+   * On SIGTERM, how long the gateway keeps its connections open, answering each with `Connection: close`,
+   * for clients to close them after their next request, before it closes the idle ones.
+   */
+  HTTP_DRAIN_MS: env.int({ default: 3000, min: 0, max: 60000 }),
   /** Open connections per gateway process; beyond it, new connections are closed at once. 0: no limit. */
   HTTP_MAX_CONNECTIONS: env.int({ default: 4096, min: 0, max: 1000000 }),
   GATEWAY_DATABASE_URL: env.url({
