@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { pino } from 'pino';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readOpsConfig } from '@tracking/observability';
 import { readGatewayConfig } from '../../apps/gateway/src/config.js';
+import { startGateway } from '../../apps/gateway/src/gateway.app.js';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
 import { bulkRetirePath } from '../factories/bulk.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -246,6 +250,33 @@ describe('edge protection', () => {
         expect(Number.isFinite(refused.closedAfterMs)).toBe(true);
       } finally {
         for (const socket of held) socket.destroy();
+      }
+    });
+  });
+
+  describe('error logs during an outage', () => {
+    it('writes one line per kind of failure, not one per request', async () => {
+      const lines: Array<{ msg: string; code?: string; statusCode?: number; suppressed?: number }> = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+          done();
+        },
+      });
+      let gateway: NestFastifyApplication | undefined;
+      try {
+        gateway = await startGateway(readGatewayConfig(stack.env), pino({ level: 'info' }, sink));
+        const address = gateway.getHttpServer().address();
+        const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+        await stack.stopOmsReplicas();
+        const path = `/v1/accounts/${tenant.accountIds[0]}/shipments`;
+        const answers = await Promise.all(Array.from({ length: 30 }, () => stack.request('GET', path, { token: tenant.token, baseUrl })));
+        expect(answers.map((answer) => answer.status)).toEqual(new Array(30).fill(503));
+        expect(lines.filter((line) => line.msg === 'request failed')).toEqual([expect.objectContaining({ code: 'ServiceUnavailable', suppressed: 0 })]);
+        expect(lines.filter((line) => line.msg === 'request completed')).toEqual([expect.objectContaining({ statusCode: 503, suppressed: 0 })]);
+      } finally {
+        await gateway?.close();
+        if (stack.oms.length === 0) await stack.startOmsReplica();
       }
     });
   });
