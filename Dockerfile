@@ -44,8 +44,12 @@ FROM manifests AS production-dependencies
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
+# Outside a container the processes bind loopback by default; inside one, the API and ops ports must be
+# reachable from the container network.
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--enable-source-maps
+    NODE_OPTIONS=--enable-source-maps \
+    HOST=0.0.0.0 \
+    OPS_HOST=0.0.0.0
 WORKDIR /app
 COPY --chown=root:root package.json ./
 COPY --from=production-dependencies --chown=root:root /app/node_modules node_modules

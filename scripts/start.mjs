@@ -36,10 +36,13 @@ function admin(...args) {
   return JSON.parse(out.toString());
 }
 
+// This machine only, unless HOST or OPS_HOST says otherwise: the demo's credentials are printed in the clear.
+const serviceEnv = { ...process.env, HOST: process.env.HOST ?? '127.0.0.1', OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1' };
+
 function run(name) {
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
-    env: process.env,
+    env: serviceEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const stream of [child.stdout, child.stderr]) {

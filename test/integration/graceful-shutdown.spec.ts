@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Agent, request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Operation } from '@tracking/contracts';
@@ -129,6 +130,47 @@ describe('graceful shutdown on SIGTERM', { timeout: 180000 }, () => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
     expect(await exit, gateway.output()).toBe(0);
     expect(gateway.output()).toContain('"msg":"stopped"');
+  });
+
+  it('of a gateway with an idle keep-alive connection: a request sent on it after the signal is answered with Connection: close, not reset', async () => {
+    stack = await TestStack.start({ env: STACK_ENV });
+    const gateway = await spawnService(stack, 'gateway', { HTTP_DRAIN_MS: '15000' });
+    const tenant = await createTenant(stack);
+    // One connection, kept alive between the two requests.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body?: object) =>
+      new Promise<{ status: number; connection: string | undefined; reused: boolean; body: string }>((resolve, reject) => {
+        const request = httpRequest(new URL(path, gateway.baseUrl), {
+          method,
+          agent,
+          headers: { authorization: `Bearer ${tenant.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        });
+        request.on('response', (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, reused: request.reusedSocket, body: text }),
+          );
+        });
+        request.on('error', reject);
+        request.end(body ? JSON.stringify(body) : undefined);
+      });
+    try {
+      const first = await send('GET', `/v1/accounts/${tenant.accountIds[0]}/shipments`);
+      expect(first).toMatchObject({ status: 200, connection: 'keep-alive', reused: false });
+
+      const exit = gateway.terminate();
+      await gateway.waitForOutput('shutting down');
+      // The connection, idle when the signal came, still takes a request: the answer closes it.
+      const second = await send('POST', `/v1/accounts/${tenant.accountIds[0]}/shipments`, { name: 'After SIGTERM' });
+      expect(second, second.body).toMatchObject({ status: 201, connection: 'close', reused: true });
+      // With its last connection closed, the gateway does not wait out the drain.
+      const answeredAt = performance.now();
+      expect(await exit, gateway.output()).toBe(0);
+      expect(performance.now() - answeredAt).toBeLessThan(10000);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('of a worker in the middle of a chunk: the chunk completes, the job goes back to the queue, and it exits 0', async () => {

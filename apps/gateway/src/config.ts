@@ -4,7 +4,25 @@ import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './p
 
 export const gatewayConfigSchema = {
   PORT: env.int({ default: 3000, min: 0, max: 65535 }),
-  HOST: env.string({ default: '0.0.0.0' }),
+  /** Loopback unless told otherwise: containers set HOST=0.0.0.0 (Dockerfile, docker-compose.yml, deploy/). */
+  HOST: env.string({ default: '127.0.0.1' }),
+  /** From a connection's first byte until the end of the request line and headers; then 408 and the connection closes. */
+  HTTP_HEADERS_TIMEOUT_MS: env.int({ default: 10000, min: 100, max: 600000 }),
+  /** From a connection's first byte until the end of the request body (4 MiB bulk bodies included); 0 disables it. */
+  HTTP_REQUEST_TIMEOUT_MS: env.int({ default: 60000, min: 0, max: 600000 }),
+  /** A connection without any traffic for this long is closed, whatever it is waiting for; 0 disables it. */
+  HTTP_CONNECTION_TIMEOUT_MS: env.int({ default: 120000, min: 0, max: 3600000 }),
+  /** An idle keep-alive connection is closed after this long: above the 60 s idle timeout of common load balancers. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int({ default: 72000, min: 1000, max: 600000 }),
+  /** Requests served on one connection before the gateway closes it (spreads long-lived clients over replicas); 0: no limit. */
+  HTTP_MAX_REQUESTS_PER_SOCKET: env.int({ default: 1000, min: 0, max: 1000000 }),
+  /**
+   * On SIGTERM, how long the gateway keeps its connections open, answering each with `Connection: close`,
+   * for clients to close them after their next request, before it closes the idle ones.
+   */
+  HTTP_DRAIN_MS: env.int({ default: 3000, min: 0, max: 60000 }),
+  /** Open connections per gateway process; beyond it, new connections are closed at once. 0: no limit. */
+  HTTP_MAX_CONNECTIONS: env.int({ default: 4096, min: 0, max: 1000000 }),
   GATEWAY_DATABASE_URL: env.url({
     default: 'postgres://postgres@127.0.0.1:5432/tracking_gateway',
     protocols: ['postgres', 'postgresql'],
@@ -47,3 +65,5 @@ export const TOKEN_TTL_SECONDS = 86400;
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Largest accepted bulk request body (docs/api.md, "Conventions"); routes opt in with `@RouteConfig(BULK_BODY)`. */
 export const BULK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** Largest accepted body of `POST /v1/applications/token`, the one route that reads a body without a token. */
+export const TOKEN_BODY_LIMIT_BYTES = 16 * 1024;

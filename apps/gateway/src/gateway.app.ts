@@ -10,6 +10,8 @@ import { ConnectionDrain } from './health/connection-drain.js';
 import { registerHttpMetrics } from './health/http-metrics.js';
 import { assertApiControllers } from './http/api-controller.js';
 import { HttpErrorFilter } from './http/error.filter.js';
+import { registerJsonParser } from './http/json-parser.js';
+import { Authenticator } from './auth/authenticator.js';
 import { configureFastify, fastifyOptions } from './http/fastify-setup.js';
 import { createValidationPipe } from './http/validation.js';
 import { setupOpenApi } from './openapi/openapi.setup.js';
@@ -29,15 +31,18 @@ export async function startGateway(
   metrics.watchDatabasePool(dataSource);
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, dataSource, logger, metrics),
-    new FastifyAdapter({ ...fastifyOptions(), trustProxy: config.TRUST_PROXY }),
+    new FastifyAdapter({ ...fastifyOptions(config), trustProxy: config.TRUST_PROXY }),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   assertApiControllers(app.get(ModulesContainer));
-  configureFastify(app.getHttpAdapter().getInstance());
+  configureFastify(app.getHttpAdapter().getInstance(), config);
   registerHttpMetrics(app.getHttpAdapter().getInstance(), metrics, logger);
   app.get(ConnectionDrain).register(app.getHttpAdapter().getInstance());
   metrics.include(app.get(ProtectionMetrics).registry);
   app.get(RateLimitHooks).register(app.getHttpAdapter().getInstance());
+  app.get(Authenticator).registerBeforeBody(app.getHttpAdapter().getInstance());
+  const protection = app.get(ProtectionMetrics);
+  registerJsonParser(app.getHttpAdapter().getInstance(), (outcome) => protection.jsonBodies.inc({ outcome }));
   app.useGlobalFilters(new HttpErrorFilter(logger));
   app.useGlobalPipes(createValidationPipe());
   await setupOpenApi(app);

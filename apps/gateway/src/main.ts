@@ -4,6 +4,7 @@ import { createLogger } from '@tracking/core';
 import { runService } from '@tracking/observability';
 import { readGatewayConfig } from './config.js';
 import { startGateway } from './gateway.app.js';
+import { ConnectionDrain } from './health/connection-drain.js';
 import { gatewayReadiness } from './health/gateway-readiness.js';
 
 const logger = createLogger('gateway');
@@ -16,8 +17,13 @@ await runService({
   async start(config, metrics) {
     const app = await startGateway(config, logger, metrics);
     logger.info({ port: (app.getHttpServer().address() as AddressInfo).port }, 'gateway is listening');
-    // Closing the HTTP server stops accepting and waits for the requests in flight; NATS, Redis and
-    // the database close after them.
-    return { readiness: gatewayReadiness(app), stop: () => app.close() };
+    // Clients get a moment to close their keep-alive connections (every response now says
+    // `Connection: close`); then closing the HTTP server stops accepting, closes the idle connections
+    // and waits for the requests in flight; NATS, Redis and the database close after them.
+    const stop = async () => {
+      await app.get(ConnectionDrain).drain(app.getHttpServer(), config.HTTP_DRAIN_MS);
+      await app.close();
+    };
+    return { readiness: gatewayReadiness(app), stop };
   },
 });

@@ -10,7 +10,8 @@ export interface OpsDefaults {
 function opsConfigSchema(defaults: OpsDefaults) {
   return {
     OPS_PORT: env.int({ default: defaults.port, min: 0, max: 65535 }),
-    OPS_HOST: env.string({ default: '0.0.0.0' }),
+    /** Loopback unless told otherwise: containers set OPS_HOST=0.0.0.0 so that probes and Prometheus reach it. */
+    OPS_HOST: env.string({ default: '127.0.0.1' }),
     SHUTDOWN_TIMEOUT_MS: env.int({ default: defaults.shutdownTimeoutMs, min: 100, max: 600000 }),
   };
 }

@@ -1,5 +1,7 @@
 import { Body, Get, HttpCode, Post } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { TOKEN_BODY_LIMIT_BYTES } from '../config.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ApiController, IgnoresQuery } from '../http/api-controller.js';
 import { TokenRequestDto, TokenResponseDto } from './dto/token-request.dto.js';
@@ -16,6 +18,8 @@ export class AuthController {
 
   @Post('applications/token')
   @HttpCode(200)
+  // Read without a token: a small limit, as a client credentials request is a few hundred bytes.
+  @RouteConfig({ bodyLimit: TOKEN_BODY_LIMIT_BYTES })
   @ApiOperation({ summary: 'Exchange application credentials for an access token valid 86400 s' })
   @ApiOkResponse({ type: TokenResponseDto, description: 'The access token; send it as `Authorization: Bearer <accessToken>`.' })
   @ApiUnauthorizedResponse({ description: 'The credentials are not valid.' })

@@ -3,6 +3,7 @@ import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdentityModule } from '../identity/identity.module.js';
 import { AuthController } from './auth.controller.js';
+import { Authenticator } from './authenticator.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { SigningKeyEntity } from './signing-key.entity.js';
 import { SigningKeyRepository } from './signing-key.repository.js';
@@ -12,7 +13,7 @@ import { TokenService } from './token.service.js';
 @Module({
   imports: [PassportModule, IdentityModule, TypeOrmModule.forFeature([SigningKeyEntity])],
   controllers: [AuthController],
-  providers: [SigningKeyRepository, SigningKeysService, TokenService, JwtStrategy],
-  exports: [SigningKeysService, JwtStrategy, IdentityModule],
+  providers: [SigningKeyRepository, SigningKeysService, TokenService, JwtStrategy, Authenticator],
+  exports: [SigningKeysService, JwtStrategy, Authenticator, IdentityModule],
 })
 export class AuthModule {}

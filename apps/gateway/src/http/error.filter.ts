@@ -4,6 +4,7 @@ import { ERROR_STATUS, ErrorCode, type ErrorBody } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
 import { isDatabaseUnavailable } from '@tracking/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RepeatedLog } from './repeated-log.js';
 
 /** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */
 export function sendError(reply: FastifyReply, error: DomainError): FastifyReply {
@@ -29,7 +30,7 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new DomainError(ErrorCode.UnsupportedMediaType, 'Request bodies must be sent as Content-Type: application/json.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new DomainError(ErrorCode.PayloadTooLarge, 'The request body is larger than the limit of 1 MiB (4 MiB for bulk requests).');
+      return new DomainError(ErrorCode.PayloadTooLarge, "The request body is larger than the route's limit: 1 MiB, 4 MiB for bulk requests, 16 KiB for the token request.");
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new DomainError(ErrorCode.MalformedRequest, 'The Content-Length header does not match the body.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -45,9 +46,14 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
   }
 }
 
-/** The gateway's only exception filter: every error leaves in the envelope, 5xx causes are logged. */
+/**
+ * The gateway's only exception filter: every error leaves in the envelope, 5xx causes are logged, each
+ * kind (code and message of the cause) at most once per `REPEATED_LOG_INTERVAL_MS` with the number left out.
+ */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
+  private readonly failures = new RepeatedLog();
+
   constructor(private readonly logger: Logger) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -58,7 +64,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     const status = ERROR_STATUS[error.code];
     if (status >= 500) {
       const id = error.id ?? randomUUID();
-      this.logger.error({ err: exception, errorId: id, requestId: request.id, code: error.code }, 'request failed');
+      const cause = exception instanceof Error ? exception.message : String(exception);
+      this.failures.report(`${error.code}\u0000${cause}`, (suppressed) =>
+        this.logger.error({ err: exception, errorId: id, requestId: request.id, code: error.code, suppressed }, 'request failed'),
+      );
       sendError(reply, new DomainError(error.code, error.message, undefined, id));
       return;
     }

@@ -28,6 +28,14 @@ export class ProtectionMetrics {
     registers: [this.registry],
   });
 
+  /** JSON bodies read by the gateway's parser (`http/json-parser.ts`), by outcome; a body refused before it is read counts nowhere. */
+  readonly jsonBodies = new Counter({
+    name: 'gateway_json_bodies_total',
+    help: 'JSON request bodies read by the gateway, by outcome: parsed, too_deep (refused before JSON.parse), invalid.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly idempotentReplays = new Counter({
     name: 'gateway_idempotent_replays_total',
     help: 'POST requests answered with the stored response of an earlier request with the same Idempotency-Key.',

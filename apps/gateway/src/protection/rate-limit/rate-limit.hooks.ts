@@ -29,7 +29,8 @@ interface Counted {
  * - `POST /v1/applications/token` counts against the client address (`token-address`) when it
  *   arrives, then, once the body is parsed, against the tenant it names (`token-tenant`);
  * - any other request counts against the client address (`address`);
- * - `/health/*` is not limited: probes must never be throttled.
+ * - `/health/live` is not limited (it costs nothing); `/health/ready` is, as any other route: it checks
+ *   the databases, NATS and Redis, and probes use the ops port's own.
  */
 @Injectable()
 export class RateLimitHooks {
@@ -48,7 +49,7 @@ export class RateLimitHooks {
   }
 
   private async onRequest(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    if (request.routeOptions.url?.startsWith('/health/')) return undefined;
+    if (request.routeOptions.url === '/health/live') return undefined;
     const address = rateLimitAddress(request.ip);
     if (isTokenRoute(request)) return this.count(request, reply, this.policies.tokenAddress(), address);
     const subject = await this.tokens.subjectOf(request.headers.authorization);
