@@ -4,6 +4,7 @@ import { ConstrainShipmentFields1763800002000 } from './1763800002000-constrain-
 import { CreateSetsAndItems1763800003000 } from './1763800003000-create-sets-and-items.js';
 import { CreateOperations1763800004000 } from './1763800004000-create-operations.js';
 import { StoreShipmentJson1763800005000 } from './1763800005000-store-shipment-json.js';
+import { IndexOperationLimits1763800006400 } from './1763800006400-index-operation-limits.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -13,4 +14,5 @@ export const omsMigrations = [
   CreateSetsAndItems1763800003000,
   CreateOperations1763800004000,
   StoreShipmentJson1763800005000,
+  IndexOperationLimits1763800006400,
 ];
