@@ -61,12 +61,13 @@ export class OperationRepository {
   ): Promise<void> {
     await this.operations.manager.transaction(async (manager) => {
       await lockInsertOrder(manager, `operations:${operation.accountId}`);
+      // An aggregate without GROUP BY answers exactly one row.
       const [load] = (await manager.query(
         `SELECT count(*)::int AS operations, coalesce(sum(total - processed), 0)::int AS entries
            FROM operations WHERE account_id = $1 AND status = ANY($2)`,
         [operation.accountId, UNFINISHED_OPERATION_STATUSES],
-      )) as UnfinishedLoad[];
-      admit(load!);
+      )) as [UnfinishedLoad];
+      admit(load);
       await manager.insert(OperationEntity, operation);
       await manager.query(
         `INSERT INTO operation_entries (operation_id, entry_index, set_id, device_id)
