@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyStore } from '../../apps/gateway/src/protection/idempotency/idempotency.store.js';
 import { createTenant, issueToken, type TestTenant } from '../factories/identity.factory.js';
@@ -81,7 +81,7 @@ describe('Idempotency-Key on POST', () => {
   }
 
   function record(applicationId: string, key: string): string {
-    return stack.gateway.get(IdempotencyStore).recordKey(applicationId, key);
+    return stack.gateway.get(IdempotencyStore).recordKey(applicationId, key).key;
   }
 
   describe('replays', () => {
@@ -230,16 +230,33 @@ describe('Idempotency-Key on POST', () => {
       expectReplayOf(await post(shipments, key, { body: { name: 'Duplicate', reference } }), refused);
       expect(await countShipments(`reference=${reference}`)).toBe(0);
     });
-
-    it('a 404 the service decided', async () => {
-      const key = randomUUID();
-      const missing = await post(`${shipments}/0190a4a0-0000-7000-8000-000000000000/start`, key);
-      expectError(missing, 404, 'ShipmentNotExists');
-      expectReplayOf(await post(`${shipments}/0190a4a0-0000-7000-8000-000000000000/start`, key), missing);
-    });
   });
 
   describe('does not store', () => {
+    it('a 404: nothing was done, so the same key runs again and finds what exists by then', async () => {
+      const deviceId = randomUUID();
+      const retire = `/v1/accounts/${tenant.accountIds[0]}/devices/${deviceId}/retire`;
+      const key = randomUUID();
+      const missing = await post(retire, key);
+      expectError(missing, 404, 'DeviceNotExists');
+      expect(await redis.exists(record(tenant.applicationId, key))).toBe(0);
+      const dms = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+      await dms.connect();
+      try {
+        await dms.query(
+          `INSERT INTO devices (id, tenant_id, account_id, serial_number, model, status, metadata, version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, 'TempTrack T4', 'Available', '{}', 1, now(), now())`,
+          [deviceId, tenant.tenantId, tenant.accountIds[0], `late-${deviceId}`],
+        );
+      } finally {
+        await dms.end();
+      }
+      const retried = await post(retire, key);
+      expect(retried.status, retried.text).toBe(204);
+      expect(retried.headers.get('idempotent-replayed')).toBeNull();
+      expectReplayOf(await post(retire, key), retried);
+    });
+
     it('a validation failure: the key stays free for the corrected request', async () => {
       const key = randomUUID();
       expectInvalidParameter(await post(shipments, key, { body: { name: '' } }), 'name', 'OutOfRange');
@@ -312,6 +329,45 @@ describe('Idempotency-Key on POST', () => {
       expectError(keyed, 503, 'ServiceUnavailable');
       expect(keyed.headers.get('retry-after')).toBe('1');
       expect((await post(shipments, undefined, { body: { name: 'Plain' }, baseUrl: replica })).status).toBe(201);
+    });
+  });
+  describe('at most IDEMPOTENCY_MAX_KEYS_PER_APPLICATION keys per application', () => {
+    const MAX_KEYS = 3;
+
+    it('refuses a new key beyond the cap with 429 until the oldest expires; known keys replay, unkeyed requests pass', async () => {
+      const capped = await createTenant(stack);
+      const other = await createTenant(stack);
+      const replica = await stack.startGatewayReplica({ IDEMPOTENCY_MAX_KEYS_PER_APPLICATION: String(MAX_KEYS) });
+      const path = (who: TestTenant) => `/v1/accounts/${who.accountIds[0]}/shipments`;
+      const send = (who: TestTenant, key: string | undefined, name: string) =>
+        post(path(who), key, { body: { name }, token: who.token, baseUrl: replica });
+
+      // A key whose request was refused (400) holds no record and does not count.
+      expectInvalidParameter(await post(path(capped), randomUUID(), { body: { name: '' }, token: capped.token, baseUrl: replica }), 'name', 'OutOfRange');
+      const keys = Array.from({ length: MAX_KEYS }, () => randomUUID());
+      const created: HttpResult[] = [];
+      for (const [i, key] of keys.entries()) {
+        created.push(await send(capped, key, `capped ${i}`));
+        expect(created[i]!.status).toBe(201);
+      }
+
+      const refused = await send(capped, randomUUID(), 'one too many');
+      expectError(refused, 429, 'RateLimitExceeded', { policy: 'idempotency-keys', limit: MAX_KEYS });
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      // The oldest record expires 24 h after its answer.
+      expect(retryAfter).toBeGreaterThan(DAY_MS / 1000 - 60);
+      expect(retryAfter).toBeLessThanOrEqual(DAY_MS / 1000);
+
+      expectReplayOf(await send(capped, keys[0], 'capped 0'), created[0]!);
+      expect((await send(capped, undefined, 'without a key')).status).toBe(201);
+      expect((await send(other, randomUUID(), 'another application')).status).toBe(201);
+
+      // Once the oldest record has expired (here: removed as its TTL would), a new key is taken again.
+      await redis.del(record(capped.applicationId, keys[0]!));
+      const index = stack.gateway.get(IdempotencyStore).recordKey(capped.applicationId, keys[0]!).index;
+      await redis.zadd(index, 1, record(capped.applicationId, keys[0]!));
+      expect((await send(capped, randomUUID(), 'after the oldest expired')).status).toBe(201);
+      expectError(await send(capped, randomUUID(), 'full again'), 429, 'RateLimitExceeded', { policy: 'idempotency-keys', limit: MAX_KEYS });
     });
   });
 });

@@ -40,6 +40,11 @@ export const gatewayConfigSchema = {
   REDIS_KEY_PREFIX: env.keyPrefix({ default: 'tracking:' }),
   /** A Redis command slower than this counts as failed: rate limiting lets the request through. */
   REDIS_COMMAND_TIMEOUT_MS: env.int({ default: 250, min: 10, max: 10000 }),
+  /**
+   * Idempotency records one application may hold at once (running or stored, within their 24 h); a new
+   * key beyond it is refused with 429 until the oldest expires.
+   */
+  IDEMPOTENCY_MAX_KEYS_PER_APPLICATION: env.int({ default: 10000, min: 1, max: 10000000 }),
   /** Per application (the token's `sub`), on every request with a valid token. */
   RATE_LIMIT_APPLICATION: rateLimitSetting({ default: '100/1s burst 200' }),
   /** Per client address, on requests without a valid token (401s, JWKS, unknown routes). */

@@ -25,10 +25,19 @@ export const omsConfigSchema = {
    */
   WORKER_OUTAGE_LIMIT_MS: env.int({ default: 600000, min: 1000, max: 86400000 }),
   /**
-   * How long a worker's claim on a job lasts without renewal (BullMQ's lock duration; it renews it at
-   * half time): a killed worker's operation is taken over by another worker after about this long.
+   * The bound on taking over a killed worker's operation: another worker runs it within this long. BullMQ
+   * needs up to its lock duration for the lock to lapse and up to two stalled checks to notice, so the lock
+   * lasts half of this and the check runs every quarter (operation-worker.ts).
    */
   WORKER_LOCK_DURATION_MS: env.int({ default: 30000, min: 500, max: 600000 }),
+  /** At most this many Pending or Running operations per account; a bulk request over it gets 429. */
+  OPERATIONS_MAX_UNFINISHED: env.int({ default: 10, min: 1, max: 10000 }),
+  /** At most this many entries not yet processed, over all unfinished operations of an account; over it, 429. */
+  OPERATIONS_MAX_PENDING_ENTRIES: env.int({ default: 50000, min: 1, max: 100000000 }),
+  /** Finished operations, their entries and results (and the DMS's outcomes) are deleted this many days after they finished. */
+  OPERATIONS_RETENTION_DAYS: env.int({ default: 30, min: 1, max: 3650 }),
+  /** How often the retention job runs (once across all workers). */
+  OPERATIONS_RETENTION_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
   /** How often a worker enqueues operations that PostgreSQL holds as unfinished but the queue lost. */
   WORKER_RECONCILE_INTERVAL_MS: env.int({ default: 30000, min: 100, max: 3600000 }),
 };

@@ -67,6 +67,8 @@ export const Subjects = {
       link: 'dms.operations.link',
       retire: 'dms.operations.retire',
       settle: 'dms.operations.settle',
+      /** The OMS's retention: forget the outcomes of finished operations it is about to delete. */
+      purge: 'dms.operations.purge',
     },
   },
 } as const;

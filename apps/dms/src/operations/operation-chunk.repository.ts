@@ -98,6 +98,15 @@ export class OperationChunkRepository {
     );
   }
 
+  /** Deletes the recorded outcomes and closed marks of `operationIds`, in one transaction. */
+  async purge(operationIds: string[]): Promise<void> {
+    if (operationIds.length === 0) return;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query('DELETE FROM operation_outcomes WHERE operation_id = ANY($1::uuid[])', [operationIds]);
+      await manager.query('DELETE FROM closed_operations WHERE operation_id = ANY($1::uuid[])', [operationIds]);
+    });
+  }
+
   /**
    * Closes the operation: once the chunk that may be in flight has ended, no other is accepted; returns
    * the outcomes recorded from `fromIndex` on.

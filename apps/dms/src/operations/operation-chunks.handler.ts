@@ -4,6 +4,7 @@ import {
   type LinkEntry,
   type OperationChunk,
   type OperationChunkResult,
+  type PurgeOperationsRequest,
   type RetireEntry,
   type SettleOperationRequest,
   Subjects,
@@ -23,6 +24,12 @@ export class OperationChunksHandler {
   @MessagePattern(Subjects.dms.operations.retire)
   retire(@Payload() request: OperationChunk<RetireEntry>): Promise<OperationChunkResult> {
     return this.chunks.retire(request);
+  }
+
+  @MessagePattern(Subjects.dms.operations.purge)
+  async purge(@Payload() request: PurgeOperationsRequest): Promise<null> {
+    await this.chunks.purge(request);
+    return null;
   }
 
   @MessagePattern(Subjects.dms.operations.settle)

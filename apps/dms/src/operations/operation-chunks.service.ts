@@ -5,6 +5,7 @@ import {
   type LinkEntry,
   type OperationChunk,
   type OperationChunkResult,
+  type PurgeOperationsRequest,
   type RetireEntry,
   type SettleOperationRequest,
 } from '@tracking/contracts';
@@ -72,6 +73,11 @@ export class OperationChunksService {
   /** Closes the operation and returns what was recorded from `fromIndex` on. */
   async settle(request: SettleOperationRequest): Promise<OperationChunkResult> {
     return { outcomes: await this.chunks.settle(request.operationId, request.fromIndex) };
+  }
+
+  /** Forgets finished operations: the OMS deletes them next and never sends chunks of them again. */
+  purge(request: PurgeOperationsRequest): Promise<void> {
+    return this.chunks.purge(request.operationIds);
   }
 
   /**

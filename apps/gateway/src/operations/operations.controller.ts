@@ -28,6 +28,7 @@ import {
   UNFINISHED_OPERATION_STATUSES,
   type Versioned,
 } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
@@ -41,6 +42,11 @@ import { parseBulkAssignBody, parseBulkRetireBody } from './bulk-body.js';
 import { BulkAssignDto, BulkRetireDto, OperationDto, OperationPageDto, OperationResultPageDto } from './dto/operation.dto.js';
 import { parseOperationQuery, parseOperationResultsQuery } from './operation-query.js';
 
+/** Retry-After of a bulk request refused by an account quota (unfinished operations or pending entries). */
+export const QUOTA_RETRY_AFTER_S = 5;
+const QUOTAS =
+  'An account over its quota of unfinished operations or of entries waiting in them gets 429 RateLimitExceeded ' +
+  '(details.policy unfinished-operations or pending-entries) with Retry-After; nothing is recorded.';
 const OperationIdPipe = new ResourceIdPipe(ErrorCode.OperationNotExists, 'Operation');
 const BULK_BODY = { bodyLimit: BULK_BODY_LIMIT_BYTES };
 const NO_OPERATION = "OperationNotExists: unknown id, not a UUID, or another account's operation.";
@@ -68,7 +74,7 @@ export class OperationsController {
     description:
       'Each entry is judged exactly as PUT /shipments/{shipmentId}/sets/{setId}/devices/{deviceId} would judge ' +
       "it (SetNotExists, ShipmentClosed, DeviceNotExists, DeviceRetired, DeviceAlreadyAssigned), in the entries' order. " +
-      'Bodies up to 4 MiB.',
+      'Bodies up to 4 MiB. ' + QUOTAS,
   })
   @ApiBody({ type: BulkAssignDto })
   @ApiAcceptedResponse({ type: OperationDto, description: ACCEPTED })
@@ -90,7 +96,7 @@ export class OperationsController {
     summary: 'Retire up to 10000 devices, in the background',
     description:
       'Each entry is judged exactly as POST /devices/{deviceId}/retire would judge it (DeviceNotExists, DeviceAssigned, ' +
-      'DeviceRetired). Bodies up to 4 MiB.',
+      'DeviceRetired). Bodies up to 4 MiB. ' + QUOTAS,
   })
   @ApiBody({ type: BulkRetireDto })
   @ApiAcceptedResponse({ type: OperationDto, description: ACCEPTED })
@@ -189,7 +195,14 @@ export class OperationsController {
   }
 
   private async start(operation: CreateOperationRequest, request: FastifyRequest, reply: FastifyReply): Promise<Operation> {
-    const created = await this.services.call<Versioned<Operation>>(Subjects.oms.operations.create, operation, request);
+    let created: Versioned<Operation>;
+    try {
+      created = await this.services.call<Versioned<Operation>>(Subjects.oms.operations.create, operation, request);
+    } catch (error) {
+      // An account quota of the OMS: it clears as workers finish, so a retry a few seconds later may pass.
+      if (error instanceof DomainError && error.code === ErrorCode.RateLimitExceeded) reply.header('Retry-After', String(QUOTA_RETRY_AFTER_S));
+      throw error;
+    }
     reply.header('Location', created.resource.url);
     reply.header('Retry-After', '1');
     return withETag(reply, created);

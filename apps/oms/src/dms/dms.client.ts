@@ -5,6 +5,7 @@ import {
   type LinkEntry,
   type OperationChunk,
   type OperationChunkResult,
+  type PurgeOperationsRequest,
   type ReleaseDevicesRequest,
   type ReleaseDevicesResult,
   type RetireEntry,
@@ -64,6 +65,11 @@ export class DmsClient implements OnApplicationShutdown {
   /** Closes a cancelled operation on the DMS side and returns what it recorded from `fromIndex` on. */
   settle(request: SettleOperationRequest): Promise<OperationChunkResult> {
     return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.settle, request);
+  }
+
+  /** Deletes what the DMS recorded of finished operations (the OMS's retention). */
+  async purgeOperations(request: PurgeOperationsRequest): Promise<void> {
+    await this.rpc.call<null>(Subjects.dms.operations.purge, request);
   }
 
   /** The margin covers the reply's way back and clock skew between the OMS and DMS hosts. */

@@ -5,6 +5,7 @@ import { CreateSetsAndItems1763800003000 } from './1763800003000-create-sets-and
 import { CreateOperations1763800004000 } from './1763800004000-create-operations.js';
 import { StoreShipmentJson1763800005000 } from './1763800005000-store-shipment-json.js';
 import { IndexKeysetsByTenant1763800006000 } from './1763800006000-index-keysets-by-tenant.js';
+import { IndexOperationLimits1763800006400 } from './1763800006400-index-operation-limits.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -15,4 +16,5 @@ export const omsMigrations = [
   CreateOperations1763800004000,
   StoreShipmentJson1763800005000,
   IndexKeysetsByTenant1763800006000,
+  IndexOperationLimits1763800006400,
 ];

@@ -13,6 +13,17 @@ import { OperationRunner } from './operation-runner.js';
 const RECONCILE_BATCH = 1000;
 
 /**
+ * BullMQ's lock and stalled-check settings under which a killed worker's job is taken over within
+ * `bound` ms. The lock lapses at most `lockDuration` after the kill (it is renewed at half time), and a
+ * stalled check moves a job only once it was marked in the check before and no renewal came since: up
+ * to two `stalledInterval`s more. With the lock at half the bound and the check at a quarter,
+ * lapse + two checks = the bound. (The lock and check both at 30 s let takeovers take 53-76 s.)
+ */
+export function takeoverSettings(bound: number): { lockDuration: number; stalledInterval: number } {
+  return { lockDuration: Math.floor(bound / 2), stalledInterval: Math.floor(bound / 4) };
+}
+
+/**
  * A worker process's consumer of the operations queue. Workers scale out freely: BullMQ hands each job
  * to one worker at a time and gives a killed worker's job to another once its lock expires; the
  * operation's progress in PostgreSQL makes the next worker continue where the last one stopped.
@@ -49,8 +60,7 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
       connection: this.connection,
       prefix: queuePrefix(this.config),
       concurrency: this.config.WORKER_CONCURRENCY,
-      lockDuration: this.config.WORKER_LOCK_DURATION_MS,
-      stalledInterval: this.config.WORKER_LOCK_DURATION_MS,
+      ...takeoverSettings(this.config.WORKER_LOCK_DURATION_MS),
       // A job that stalls (its worker died) is resumed, however often that happens: progress is kept.
       maxStalledCount: Number.MAX_SAFE_INTEGER,
     });

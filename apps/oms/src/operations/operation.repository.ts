@@ -27,6 +27,12 @@ export interface EntryResult {
   error: EntryError | null;
 }
 
+/** What an account has unfinished: Pending or Running operations and their entries not yet processed. */
+export interface UnfinishedLoad {
+  operations: number;
+  entries: number;
+}
+
 /** A set an assignment entry names, with its shipment's status, as locked for the chunk. */
 export interface LockedSet {
   id: string;
@@ -42,10 +48,26 @@ export class OperationRepository {
     private readonly cursors: CursorCodec,
   ) {}
 
-  /** Stores the operation with its entries (`[setId | null, deviceId]`), in one transaction. */
-  async insert(operation: Omit<OperationEntity, 'seq'>, entries: [string | null, string][]): Promise<void> {
+  /**
+   * Stores the operation with its entries (`[setId | null, deviceId]`), in one transaction, unless
+   * `admit` refuses what the account already has unfinished (it throws). The account's insert lock is
+   * taken first, so the count `admit` sees cannot change before this insert commits: of two concurrent
+   * requests for the last slot, the second counts the first.
+   */
+  async insert(
+    operation: Omit<OperationEntity, 'seq'>,
+    entries: [string | null, string][],
+    admit: (unfinished: UnfinishedLoad) => void,
+  ): Promise<void> {
     await this.operations.manager.transaction(async (manager) => {
       await lockInsertOrder(manager, `operations:${operation.accountId}`);
+      // An aggregate without GROUP BY answers exactly one row.
+      const [load] = (await manager.query(
+        `SELECT count(*)::int AS operations, coalesce(sum(total - processed), 0)::int AS entries
+           FROM operations WHERE account_id = $1 AND status = ANY($2)`,
+        [operation.accountId, UNFINISHED_OPERATION_STATUSES],
+      )) as [UnfinishedLoad];
+      admit(load);
       await manager.insert(OperationEntity, operation);
       await manager.query(
         `INSERT INTO operation_entries (operation_id, entry_index, set_id, device_id)
@@ -192,6 +214,35 @@ export class OperationRepository {
   /** Records that nothing of the operation is left to do, leaving what clients see (and its version) alone. */
   async markSettled(manager: EntityManager, id: string): Promise<void> {
     await manager.update(OperationEntity, { id }, { settled: true });
+  }
+
+  /**
+   * The next operations the retention deletes: settled, finished more than `retentionDays` ago, oldest
+   * first, as many as hold at most `maxEntries` entries together (always at least one).
+   */
+  async expiredBatch(retentionDays: number, maxEntries: number, maxOperations: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.operations.query(
+      `SELECT id FROM (
+         SELECT id, total, sum(total) OVER (ORDER BY completed_at, id) AS upto
+           FROM operations
+          WHERE settled AND completed_at < now() - make_interval(days => $1)
+          ORDER BY completed_at, id
+          LIMIT $3
+       ) AS expired
+       -- The oldest always goes (an operation holds at most 10000 entries), the others while they fit.
+       WHERE upto <= $2 OR upto = total`,
+      [retentionDays, maxEntries, maxOperations],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Deletes settled operations with their entries and results (the entries go by ON DELETE CASCADE). */
+  async deleteSettled(ids: string[]): Promise<number> {
+    const [, deleted] = (await this.operations.query('DELETE FROM operations WHERE id = ANY($1::uuid[]) AND settled', [ids])) as [
+      unknown,
+      number,
+    ];
+    return deleted;
   }
 
   /** Operations a worker has not closed yet, oldest first. */

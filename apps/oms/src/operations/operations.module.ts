@@ -7,6 +7,7 @@ import { OperationRepository } from './operation.repository.js';
 import { OperationsHandler } from './operations.handler.js';
 import { OperationsService } from './operations.service.js';
 import { OperationRunner } from './operation-runner.js';
+import { OperationRetention } from './operation-retention.js';
 import { OperationWorker } from './operation-worker.js';
 
 /** The OMS's API side of bulk operations: recording, reading and cancelling them. */
@@ -17,9 +18,9 @@ import { OperationWorker } from './operation-worker.js';
 })
 export class OperationsModule {}
 
-/** The worker side: the queue consumer and the runner (apps/oms/src/worker.ts). */
+/** The worker side: the queue consumer, the runner and the retention job (apps/oms/src/worker.ts). */
 @Module({
   imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
-  providers: [OperationRepository, OperationQueue, OperationRunner, OperationMetrics, OperationWorker],
+  providers: [OperationRepository, OperationQueue, OperationRunner, OperationMetrics, OperationWorker, OperationRetention],
 })
 export class OperationWorkerModule {}

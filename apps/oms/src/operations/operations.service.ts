@@ -12,6 +12,7 @@ import {
   type OperationResultPage,
   OperationResultStatus,
   OperationStatus,
+  OperationQuota,
   OperationType,
   type Versioned,
 } from '@tracking/contracts';
@@ -19,8 +20,9 @@ import { DomainError, type Logger, toDateTime } from '@tracking/core';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { OperationEntity, OperationEntryEntity } from './operation.entity.js';
 import { OperationQueue } from './operation-queue.js';
-import { OperationRepository } from './operation.repository.js';
-import { OMS_LOGGER } from '../tokens.js';
+import { OperationRepository, type UnfinishedLoad } from './operation.repository.js';
+import type { OmsConfig } from '../config.js';
+import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 
 /**
  * Bulk operations as the API sees them: recording one (the HTTP request does nothing heavier), reading
@@ -31,6 +33,7 @@ export class OperationsService {
   constructor(
     private readonly operations: OperationRepository,
     private readonly queue: OperationQueue,
+    @Inject(OMS_CONFIG) private readonly config: OmsConfig,
     @Inject(OMS_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -56,7 +59,7 @@ export class OperationsService {
       startedAt: null,
       completedAt: null,
     };
-    await this.operations.insert(operation, entries);
+    await this.operations.insert(operation, entries, (unfinished) => this.admit(unfinished, entries.length));
     try {
       await this.queue.enqueue([operation.id], requestId);
     } catch (error) {
@@ -64,6 +67,32 @@ export class OperationsService {
       this.logger.warn({ err: error, operationId: operation.id }, 'could not enqueue the operation; reconciliation will');
     }
     return { resource: toOperation(operation), version: operation.version };
+  }
+
+  /**
+   * The account's quotas: at most OPERATIONS_MAX_UNFINISHED operations Pending or Running, and at most
+   * OPERATIONS_MAX_PENDING_ENTRIES entries waiting in them, this request's included. Over either, the
+   * request is refused with 429 (the gateway adds Retry-After): it is a limit on the rate at which an
+   * account may hand work in, and it clears on its own as the workers finish.
+   */
+  private admit(unfinished: UnfinishedLoad, entries: number): void {
+    const maxOperations = this.config.OPERATIONS_MAX_UNFINISHED;
+    if (unfinished.operations + 1 > maxOperations) {
+      throw new DomainError(
+        ErrorCode.RateLimitExceeded,
+        `The account has ${unfinished.operations} unfinished operations, the most it may have; retry once one has finished.`,
+        { policy: OperationQuota.UnfinishedOperations, limit: maxOperations, current: unfinished.operations },
+      );
+    }
+    const maxEntries = this.config.OPERATIONS_MAX_PENDING_ENTRIES;
+    if (unfinished.entries + entries > maxEntries) {
+      throw new DomainError(
+        ErrorCode.RateLimitExceeded,
+        `The account's unfinished operations have ${unfinished.entries} entries left to process; ${entries} more would exceed ` +
+          `the limit of ${maxEntries}. Retry once more of them are processed.`,
+        { policy: OperationQuota.PendingEntries, limit: maxEntries, current: unfinished.entries, requested: entries },
+      );
+    }
   }
 
   async list(request: ListOperationsRequest): Promise<OperationPage> {

@@ -181,3 +181,11 @@ export interface SettleOperationRequest extends AccountScope {
   operationId: string;
   fromIndex: number;
 }
+
+/**
+ * Forgets finished operations on the DMS side (their recorded outcomes and closed marks), sent by the
+ * OMS's retention before it deletes the operations themselves. The OMS never sends chunks of them again.
+ */
+export interface PurgeOperationsRequest {
+  operationIds: string[];
+}

@@ -22,6 +22,15 @@ export enum OperationStatus {
 
 export const UNFINISHED_OPERATION_STATUSES: readonly OperationStatus[] = [OperationStatus.Pending, OperationStatus.Running];
 
+/**
+ * `details.policy` of the 429 `RateLimitExceeded` a bulk request gets when its account is over a quota:
+ * too many unfinished operations, or too many entries waiting in them.
+ */
+export enum OperationQuota {
+  UnfinishedOperations = 'unfinished-operations',
+  PendingEntries = 'pending-entries',
+}
+
 export enum OperationResultStatus {
   Succeeded = 'Succeeded',
   Failed = 'Failed',

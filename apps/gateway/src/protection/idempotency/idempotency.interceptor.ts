@@ -8,19 +8,23 @@ import type { Principal } from '../../auth/principal.js';
 import { errorEnvelope } from '../../http/error.filter.js';
 import { LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
-import { IdempotencyStore, type Reservation, type StoredResponse } from './idempotency.store.js';
+import { type IdempotencyRecord, IdempotencyStore, type Reservation, type StoredResponse } from './idempotency.store.js';
 import { readIdempotencyKey, requestFingerprint } from './request-fingerprint.js';
 
+/** `details.policy` of the 429 for an application holding too many idempotency keys. */
+export const IDEMPOTENCY_KEYS_POLICY = 'idempotency-keys';
 /** Set on a replayed response. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** The response headers that are part of an outcome and replayed with it. */
 const REPLAYED_HEADERS = ['location', 'etag'] as const;
 /**
  * Errors that are outcomes of the request, decided by the service that ran it, and replayed like a
- * success: 404, 409 and 412. Not stored: 400 (the request was refused before anything was done),
- * 5xx (the client should retry). 401, 403, 413, 415 and 429 never get this far.
+ * success: 409 and 412. Not stored: 400 (the request was refused before anything was done), 404 (nothing
+ * was done either, and what was missing may exist by the retry), 429 from a service's quota (the client
+ * is told to come back), 5xx (the client should retry). 401, 403, 413, 415 and the gateway's 429 never
+ * get this far.
  */
-const STORED_ERROR_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
+const STORED_ERROR_STATUSES: ReadonlySet<number> = new Set([409, 412]);
 
 type AuthenticatedRequest = FastifyRequest & { user?: Principal };
 
@@ -55,7 +59,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(this.handleKeyed(request, http.getResponse<FastifyReply>(), record, next));
   }
 
-  private async handleKeyed(request: FastifyRequest, reply: FastifyReply, record: string, next: CallHandler): Promise<unknown> {
+  private async handleKeyed(request: FastifyRequest, reply: FastifyReply, record: IdempotencyRecord, next: CallHandler): Promise<unknown> {
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     let reservation: Reservation;
     try {
@@ -67,6 +71,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     switch (reservation.outcome) {
       case 'reused':
         throw new DomainError(ErrorCode.IdempotencyKeyReused, 'This Idempotency-Key was used for another request; use a new key for a new request.');
+      case 'full': {
+        const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
+        reply.header('Retry-After', String(seconds));
+        throw new DomainError(
+          ErrorCode.RateLimitExceeded,
+          `This application holds ${this.store.maxKeys} idempotency keys, the most it may; retry after the Retry-After delay, ` +
+            'when the oldest expires, or send the request without a key.',
+          { policy: IDEMPOTENCY_KEYS_POLICY, limit: this.store.maxKeys },
+        );
+      }
       case 'in-flight':
         reply.header('Retry-After', '1');
         throw new DomainError(ErrorCode.IdempotencyKeyInUse, 'A request with this Idempotency-Key is still running; retry later to get its response.');
@@ -79,7 +93,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /** Runs the request and stores its outcome, or frees the key when the outcome is not stored. */
-  private async run(record: string, owner: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
+  private async run(record: IdempotencyRecord, owner: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
     let value: unknown;
     try {
       value = await lastValueFrom(next.handle(), { defaultValue: undefined });
@@ -103,7 +117,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /** Stores the outcome; if Redis fails now, the work is done anyway and the client gets its answer. */
-  private async finish(record: string, owner: string, response: StoredResponse): Promise<void> {
+  private async finish(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<void> {
     try {
       await this.store.complete(record, owner, response);
     } catch (error) {
@@ -111,7 +125,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private async free(record: string, owner: string): Promise<void> {
+  private async free(record: IdempotencyRecord, owner: string): Promise<void> {
     try {
       await this.store.release(record, owner);
     } catch (error) {

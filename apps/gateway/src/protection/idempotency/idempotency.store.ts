@@ -18,40 +18,73 @@ export interface StoredResponse {
   body: string;
 }
 
+/**
+ * Where a key's record lives, and the application's index of its records (a sorted set scored by
+ * expiry, which counts them against IDEMPOTENCY_MAX_KEYS_PER_APPLICATION).
+ */
+export interface IdempotencyRecord {
+  key: string;
+  index: string;
+}
+
 export type Reservation =
   | { outcome: 'acquired'; owner: string }
+  | { outcome: 'full'; retryAfterMs: number }
   | { outcome: 'in-flight' }
   | { outcome: 'reused' }
   | { outcome: 'completed'; response: StoredResponse };
+
+/** The Redis server's clock in ms, inside a script (the clock every replica shares). */
+const NOW_MS = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 /**
  * Takes the key unless a record exists: a hash with `state` (running or done), `fingerprint`,
  * `owner` (the request running it) and, once done, `response`. The marker of a running request
  * expires, so a gateway that dies mid-request does not block the key for long.
- * KEYS[1] record; ARGV[1] fingerprint, ARGV[2] owner, ARGV[3] marker TTL ms.
- * Returns nil when taken, else {state, fingerprint, response or false}.
+ *
+ * The application's index (KEYS[2], a sorted set of its records scored by when they expire) counts
+ * its live records: expired ones are dropped first, and a new record beyond ARGV[4] is refused.
+ * KEYS[1] record, KEYS[2] index; ARGV[1] fingerprint, ARGV[2] owner, ARGV[3] marker TTL ms, ARGV[4] most records.
+ * Returns nil when taken, {'full', ms until the oldest expires} when over the cap,
+ * else {state, fingerprint, response or false}.
  */
 const RESERVE = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'response')
 end
+${NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  return {'full', tostring(tonumber(oldest[2]) - now)}
+end
 redis.call('HSET', KEYS[1], 'state', 'running', 'fingerprint', ARGV[1], 'owner', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return nil
 `);
 
-/** Records the response, if this request still owns the record. ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms. */
+/**
+ * Records the response, if this request still owns the record; its entry in the index moves to the
+ * record's new expiry. KEYS[1] record, KEYS[2] index; ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms.
+ */
 const COMPLETE = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+${NOW_MS}
 redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
 redis.call('HDEL', KEYS[1], 'owner')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 `);
 
-/** Frees the key, if this request still owns it. ARGV[1] owner. */
+/** Frees the key, if this request still owns it. KEYS[1] record, KEYS[2] index; ARGV[1] owner. */
 const RELEASE = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('ZREM', KEYS[2], KEYS[1])
 return redis.call('DEL', KEYS[1])
 `);
 
@@ -74,33 +107,45 @@ export class IdempotencyStore {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.inFlightMs = 3 * config.RPC_TIMEOUT_MS;
+    this.maxKeys = config.IDEMPOTENCY_MAX_KEYS_PER_APPLICATION;
   }
 
-  /** The Redis key of an application's idempotency key (hashed: keys are up to 255 characters). */
-  recordKey(applicationId: string, idempotencyKey: string): string {
-    return this.redis.key('idempotency', applicationId, createHash('sha256').update(idempotencyKey).digest('hex'));
+  /** Records one application may hold at once (IDEMPOTENCY_MAX_KEYS_PER_APPLICATION). */
+  readonly maxKeys: number;
+
+  /** The Redis keys of an application's idempotency key (hashed: keys are up to 255 characters) and of its index. */
+  recordKey(applicationId: string, idempotencyKey: string): IdempotencyRecord {
+    return {
+      key: this.redis.key('idempotency', applicationId, createHash('sha256').update(idempotencyKey).digest('hex')),
+      index: this.redis.key('idempotency-index', applicationId),
+    };
   }
 
   /** Takes the key for a request, or says why not. Rejects when Redis does not answer. */
-  async reserve(record: string, fingerprint: string): Promise<Reservation> {
+  async reserve(record: IdempotencyRecord, fingerprint: string): Promise<Reservation> {
     this.requireRedis();
     const owner = randomUUID();
-    const reply = await RESERVE.run(this.redis.client, [record], [fingerprint, owner, this.inFlightMs]);
+    const reply = await RESERVE.run(
+      this.redis.client,
+      [record.key, record.index],
+      [fingerprint, owner, this.inFlightMs, this.maxKeys, KEEP_RESPONSE_MS],
+    );
     if (reply === null) return { outcome: 'acquired', owner };
     const [state, storedFingerprint, response] = reply as [string | null, string | null, string | null];
+    if (state === 'full') return { outcome: 'full', retryAfterMs: Number(storedFingerprint) };
     if (storedFingerprint !== fingerprint) return { outcome: 'reused' };
     if (state === 'done' && response !== null) return { outcome: 'completed', response: JSON.parse(response) as StoredResponse };
     return { outcome: 'in-flight' };
   }
 
-  async complete(record: string, owner: string, response: StoredResponse): Promise<void> {
+  async complete(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<void> {
     this.requireRedis();
-    await COMPLETE.run(this.redis.client, [record], [owner, JSON.stringify(response), KEEP_RESPONSE_MS]);
+    await COMPLETE.run(this.redis.client, [record.key, record.index], [owner, JSON.stringify(response), KEEP_RESPONSE_MS]);
   }
 
-  async release(record: string, owner: string): Promise<void> {
+  async release(record: IdempotencyRecord, owner: string): Promise<void> {
     this.requireRedis();
-    await RELEASE.run(this.redis.client, [record], [owner]);
+    await RELEASE.run(this.redis.client, [record.key, record.index], [owner]);
   }
 
   private requireRedis(): void {

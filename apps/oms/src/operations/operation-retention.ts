@@ -1,0 +1,77 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from '@tracking/core';
+import type { OmsConfig } from '../config.js';
+import { DmsClient } from '../dms/dms.client.js';
+import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
+import { queuePrefix } from './operation-queue.js';
+import { OperationRepository } from './operation.repository.js';
+
+/** The queue of the retention job, apart from the operations queue, whose jobs are operations. */
+export const RETENTION_QUEUE = 'operations-retention';
+/** The one job scheduler every worker upserts: BullMQ runs its job once per interval, on one worker. */
+export const RETENTION_SCHEDULER_ID = 'operations-retention';
+/** Entries deleted per batch at most (with their operations), so that no transaction grows large. */
+export const RETENTION_BATCH_ENTRIES = 20000;
+/** Operations looked at per batch at most. */
+const RETENTION_BATCH_OPERATIONS = 1000;
+
+/**
+ * Deletes finished operations `OPERATIONS_RETENTION_DAYS` after they finished, with their entries and
+ * results, and the DMS's outcomes of them. The job runs on a BullMQ job scheduler with a fixed id, so
+ * however many workers run, it runs once per `OPERATIONS_RETENTION_INTERVAL_MS`, on one of them.
+ *
+ * Each batch is told to the DMS first and deleted here second: a failure in between leaves the
+ * operations in place for the next run, never outcomes in the DMS without their operation.
+ */
+@Injectable()
+export class OperationRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+  private connection?: Redis;
+  private queue?: Queue;
+  private worker?: Worker;
+  private stopping = false;
+
+  constructor(
+    private readonly operations: OperationRepository,
+    private readonly dms: DmsClient,
+    @Inject(OMS_CONFIG) private readonly config: OmsConfig,
+    @Inject(OMS_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error (retention)'));
+    const prefix = queuePrefix(this.config);
+    this.queue = new Queue(RETENTION_QUEUE, { connection: this.connection, prefix });
+    this.queue.on('error', () => undefined);
+    await this.queue.upsertJobScheduler(
+      RETENTION_SCHEDULER_ID,
+      { every: this.config.OPERATIONS_RETENTION_INTERVAL_MS },
+      { name: 'purge', opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+    this.worker = new Worker(RETENTION_QUEUE, () => this.purge(), { connection: this.connection, prefix, concurrency: 1 });
+    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'retention worker error'));
+    this.worker.on('failed', (_job, error) => this.logger.warn({ err: error }, 'operation retention failed; it runs again at the next interval'));
+  }
+
+  /** Deletes expired operations batch by batch until none is left (or the worker shuts down); returns how many. */
+  async purge(): Promise<number> {
+    let deleted = 0;
+    while (!this.stopping) {
+      const batch = await this.operations.expiredBatch(this.config.OPERATIONS_RETENTION_DAYS, RETENTION_BATCH_ENTRIES, RETENTION_BATCH_OPERATIONS);
+      if (batch.length === 0) break;
+      await this.dms.purgeOperations({ operationIds: batch });
+      deleted += await this.operations.deleteSettled(batch);
+    }
+    if (deleted > 0) this.logger.info({ deleted, retentionDays: this.config.OPERATIONS_RETENTION_DAYS }, 'deleted finished operations past their retention');
+    return deleted;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    await this.worker?.close();
+    await this.queue?.close();
+    this.connection?.disconnect();
+  }
+}
