@@ -86,7 +86,7 @@ export class TestStack {
       // Suites send far faster than clients would; the rate limit suites set their own limits.
       RATE_LIMIT_APPLICATION: '100000/1s',
       RATE_LIMIT_ADDRESS: '100000/1s',
-      RATE_LIMIT_TOKEN_TENANT: '100000/1s',
+      RATE_LIMIT_TOKEN_FAILURES: '100000/1s',
       RATE_LIMIT_TOKEN_ADDRESS: '100000/1s',
       ...options.env,
     };
