@@ -1,5 +1,12 @@
 import { Body, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ApiController, IgnoresQuery } from '../http/api-controller.js';
 import { TokenRequestDto, TokenResponseDto } from './dto/token-request.dto.js';
@@ -22,6 +29,10 @@ export class AuthController {
   @ApiBadRequestResponse({
     type: ErrorEnvelopeDto,
     description: 'InvalidParameter: a field is missing, not a string, or unknown (also a query parameter); MalformedRequest: not a JSON object.',
+  })
+  @ApiServiceUnavailableResponse({
+    type: ErrorEnvelopeDto,
+    description: 'ServiceUnavailable: too many credential checks are in progress on this gateway; retry after Retry-After.',
   })
   issueToken(@Body() body: TokenRequestDto): Promise<TokenResponseDto> {
     return this.tokens.issue(body.tenantId, body.applicationId, body.applicationSecret);

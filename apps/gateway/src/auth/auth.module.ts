@@ -6,13 +6,14 @@ import { AuthController } from './auth.controller.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { SigningKeyEntity } from './signing-key.entity.js';
 import { SigningKeyRepository } from './signing-key.repository.js';
+import { SecretVerifier } from './secret-verifier.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { TokenService } from './token.service.js';
 
 @Module({
   imports: [PassportModule, IdentityModule, TypeOrmModule.forFeature([SigningKeyEntity])],
   controllers: [AuthController],
-  providers: [SigningKeyRepository, SigningKeysService, TokenService, JwtStrategy],
+  providers: [SigningKeyRepository, SigningKeysService, SecretVerifier, TokenService, JwtStrategy],
   exports: [SigningKeysService, JwtStrategy, IdentityModule],
 })
 export class AuthModule {}
