@@ -5,7 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -139,6 +139,7 @@ export class BenchStack {
       REDIS_URL: this.config.redisUrl,
       REDIS_KEY_PREFIX: `${this.config.prefix}:${this.runId}:`,
       CURSOR_SECRET: 'benchmark-cursor-secret-not-for-production-use',
+      KEY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
       // The limiter runs (its Redis round trip is part of every request) but never refuses: the
       // benchmark measures how fast the stack answers, not the configured quotas. Set any of these
       // in the environment to measure with other limits.

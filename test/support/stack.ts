@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createLogger } from '@tracking/core';
@@ -75,6 +76,8 @@ export class TestStack {
       REDIS_URL: testRedisUrl(),
       REDIS_KEY_PREFIX: `test:${name}:`,
       CURSOR_SECRET: `cursor-secret-${name}`,
+      // Signing keys are stored encrypted, as in production.
+      KEY_ENCRYPTION_KEYS: `test:${randomBytes(32).toString('base64')}`,
       GATEWAY_DATABASE_URL: gatewayUrl,
       OMS_DATABASE_URL: omsUrl,
       DMS_DATABASE_URL: dmsUrl,

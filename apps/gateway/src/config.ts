@@ -1,4 +1,5 @@
 import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { keyEncryptionKeysSetting } from './auth/key-envelope.js';
 import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
 
 export const gatewayConfigSchema = {
@@ -40,6 +41,8 @@ export const gatewayConfigSchema = {
   RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
   /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
   TRUST_PROXY: trustProxySetting(),
+  /** Keys that encrypt the signing keys at rest: `<id>:<base64 32 bytes>`, comma-separated, the first current. */
+  KEY_ENCRYPTION_KEYS: keyEncryptionKeysSetting(),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
