@@ -8,11 +8,13 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { randomBytes } from 'node:crypto';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const port = Number(process.env.PORT ?? 3000);
 const base = `http://localhost:${port}`;
 const credentialsFile = join(root, '.local', 'demo-credentials.json');
+const keyEncryptionKeyFile = join(root, '.local', 'key-encryption-key');
 const services = {
   oms: 'apps/oms/dist/main.js',
   dms: 'apps/dms/dist/main.js',
@@ -95,6 +97,17 @@ async function api(method, path, token, body) {
   });
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+// Signing keys are stored encrypted with a key-encryption key: unless one is given, use this machine's own,
+// made on the first start and kept in .local/ (git-ignored), so later starts can open the stored keys.
+if (!process.env.KEY_ENCRYPTION_KEYS) {
+  if (!existsSync(keyEncryptionKeyFile)) {
+    mkdirSync(dirname(keyEncryptionKeyFile), { recursive: true });
+    writeFileSync(keyEncryptionKeyFile, `local-${Date.now()}:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    say(`made a key-encryption key for the signing keys in ${keyEncryptionKeyFile}`);
+  }
+  process.env.KEY_ENCRYPTION_KEYS = readFileSync(keyEncryptionKeyFile, 'utf8').trim();
 }
 
 process.on('SIGINT', () => void stop(0));

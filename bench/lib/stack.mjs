@@ -5,7 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -23,7 +23,7 @@ const ADMIN_CLI = 'apps/gateway/dist/cli/admin.js';
 const PROFILER_PRELOAD = pathToFileURL(join(root, 'bench', 'lib', 'profiler-preload.mjs')).href;
 /** Until every process serves /health/ready on OPS_PORT (issue 7), the worker says it is ready in its log. */
 const READY_LOG_LINE = { worker: /"msg":"worker is consuming/ };
-const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_TENANT', 'RATE_LIMIT_TOKEN_ADDRESS'];
+const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS'];
 const UNLIMITED = '1000000/1s burst 1000000';
 const READY_TIMEOUT_MS = 120000;
 const POLL_MS = 50;
@@ -139,6 +139,7 @@ export class BenchStack {
       REDIS_URL: this.config.redisUrl,
       REDIS_KEY_PREFIX: `${this.config.prefix}:${this.runId}:`,
       CURSOR_SECRET: 'benchmark-cursor-secret-not-for-production-use',
+      KEY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
       // The limiter runs (its Redis round trip is part of every request) but never refuses: the
       // benchmark measures how fast the stack answers, not the configured quotas. Set any of these
       // in the environment to measure with other limits.

@@ -220,6 +220,8 @@ describe('authentication of /v1/accounts/{accountId}/...', () => {
       ['issued 2 minutes in the future (iat)', { iat: Math.floor(Date.now() / 1000) + 120 }],
       ['without iat', { iat: undefined }],
       ['with iat written as a string', { iat: String(Math.floor(Date.now() / 1000)) }],
+      ['living one second longer than 86400 s (exp - iat)', { iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 86401 }],
+      ['issued a year ago and valid for ten more', { iat: Math.floor(Date.now() / 1000) - 31536000, exp: Math.floor(Date.now() / 1000) + 315360000 }],
     ])('401 for a token %s', async (_name, claims) => {
       expectUnauthorized(await withToken(await mint({ claims })));
     });

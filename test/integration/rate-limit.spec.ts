@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceMetrics } from '@tracking/observability';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { expectError } from '../support/http-assertions.js';
@@ -100,16 +101,16 @@ describe('rate limits', () => {
       });
     });
 
-    it('are on token answers, for the address and the tenant', async () => {
+    it('are on token answers, for the address and the failures', async () => {
       const answer = await stack.request('POST', TOKEN_PATH, {
         headers: freshAddress(),
         body: { tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret },
       });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('ratelimit-policy')).toBe(
-        '"token-address";q=100000;w=1;tracking-burst=100000, "token-tenant";q=100000;w=1;tracking-burst=100000',
+        '"token-address";q=100000;w=1;tracking-burst=100000, "token-failures";q=100000;w=1;tracking-burst=100000',
       );
-      expect([...rateLimits(answer).keys()]).toEqual(['token-address', 'token-tenant']);
+      expect([...rateLimits(answer).keys()]).toEqual(['token-address', 'token-failures']);
     });
 
     it('are not on health probes, which are never limited', async () => {
@@ -203,7 +204,7 @@ describe('rate limits', () => {
     let replica: string;
 
     beforeAll(async () => {
-      replica = await stack.startGatewayReplica({ RATE_LIMIT_TOKEN_TENANT: '3/1m', RATE_LIMIT_TOKEN_ADDRESS: '4/1m' });
+      replica = await stack.startGatewayReplica({ RATE_LIMIT_TOKEN_FAILURES: '3/1m', RATE_LIMIT_TOKEN_ADDRESS: '8/1m' });
     });
 
     /** A tenant with an application, made without the token endpoint. */
@@ -218,31 +219,62 @@ describe('rate limits', () => {
       return stack.request('POST', TOKEN_PATH, { body, headers: address, baseUrl: replica });
     }
 
-    it('limits each tenant, from whatever address', async () => {
-      const [busy, quiet] = [await credentials(), await credentials()];
-      for (let i = 0; i < 3; i++) expect((await requestToken(busy, freshAddress())).status).toBe(200);
-      expectRateLimited(await requestToken(busy, freshAddress()), 'token-tenant');
-      // Failed attempts count as well: they are what the limit is for.
-      const wrongSecret = { ...quiet, applicationSecret: 'wrong' };
-      for (let i = 0; i < 3; i++) expect((await requestToken(wrongSecret, freshAddress())).status).toBe(401);
-      expectRateLimited(await requestToken(quiet, freshAddress()), 'token-tenant');
-      expect((await requestToken(await credentials(), freshAddress())).status).toBe(200);
+    /** Secrets the replica has hashed so far (scrypt runs), from its metrics. */
+    async function secretsHashed(): Promise<number> {
+      const counter = stack.gatewayReplicas[0]!.get(ServiceMetrics).registry.getSingleMetric('gateway_secret_verifications_total');
+      const { values } = await counter!.get();
+      return values.filter((value) => value.labels.outcome === 'matched' || value.labels.outcome === 'mismatched').reduce((sum, value) => sum + value.value, 0);
+    }
+
+    it('locks out the address that sends wrong secrets, never a good client elsewhere', async () => {
+      const target = await credentials();
+      const attacker = freshAddress();
+      const wrongSecret = { ...target, applicationSecret: 'wrong' };
+      for (let i = 0; i < 3; i++) expect((await requestToken(wrongSecret, attacker)).status).toBe(401);
+      const hashedBefore = await secretsHashed();
+      expectRateLimited(await requestToken(wrongSecret, attacker), 'token-failures');
+      // Other tenant ids in the body do not help against the same application: it has a bucket of its own.
+      expectRateLimited(await requestToken({ ...wrongSecret, tenantId: (await credentials()).tenantId }, attacker), 'token-failures');
+      // Refused before the secret is checked: the lockout costs no hash.
+      expect(await secretsHashed()).toBe(hashedBefore);
+      // The same tenant and application, with the right secret from another address, while the attack goes on.
+      for (let i = 0; i < 2; i++) {
+        expect((await requestToken(target, freshAddress())).status).toBe(200);
+        expectRateLimited(await requestToken(wrongSecret, attacker), 'token-failures');
+      }
+      // The attacker's address is locked out of that tenant only as far as failures go: another tenant's
+      // wrong secret still gets its 401.
+      expect((await requestToken({ ...(await credentials()), applicationSecret: 'wrong' }, attacker)).status).toBe(401);
+    });
+
+    it('counts only failed attempts: successes give their charge back', async () => {
+      const tenant = await credentials();
+      const address = freshAddress();
+      for (let i = 0; i < 3; i++) expect((await requestToken(tenant, address)).status).toBe(200);
+      const wrongSecret = { ...tenant, applicationSecret: 'wrong' };
+      for (let i = 0; i < 3; i++) expect((await requestToken(wrongSecret, address)).status).toBe(401);
+      const refused = await requestToken(wrongSecret, address);
+      expectRateLimited(refused, 'token-failures');
+      expect(refused.headers.get('ratelimit-policy')).toBe('"token-address";q=8;w=60;tracking-burst=8, "token-failures";q=3;w=60;tracking-burst=3');
+      // Failures from one address lock the good secret out of that address too, until the bucket refills.
+      expectRateLimited(await requestToken(tenant, address), 'token-failures');
     });
 
     it('limits each client address, whatever the tenant', async () => {
       const address = freshAddress();
-      for (let i = 0; i < 4; i++) expect((await requestToken(await credentials(), address)).status).toBe(200);
+      for (let i = 0; i < 8; i++) expect((await requestToken(await credentials(), address)).status).toBe(200);
       const refused = await requestToken(await credentials(), address);
       expectRateLimited(refused, 'token-address');
-      expect(refused.headers.get('ratelimit-policy')).toBe('"token-address";q=4;w=60;tracking-burst=4');
+      expect(refused.headers.get('ratelimit-policy')).toBe('"token-address";q=8;w=60;tracking-burst=8');
       expect((await requestToken(await credentials(), freshAddress())).status).toBe(200);
     });
 
-    it('is stricter than the application limit and separate from it', async () => {
+    it('is separate from the application limit', async () => {
       const tenant = await createTenant(stack);
       const address = freshAddress();
-      for (let i = 0; i < 3; i++) await requestToken(tenant, address);
-      expectRateLimited(await requestToken(tenant, address), 'token-tenant');
+      const { tenantId, applicationId } = tenant;
+      for (let i = 0; i < 3; i++) expect((await requestToken({ tenantId, applicationId, applicationSecret: 'wrong' }, address)).status).toBe(401);
+      expectRateLimited(await requestToken({ tenantId, applicationId, applicationSecret: tenant.applicationSecret }, address), 'token-failures');
       // The application's own quota is untouched by its token requests.
       const list = await stack.request('GET', `/v1/accounts/${tenant.accountIds[0]}/shipments`, { token: tenant.token, baseUrl: replica });
       expect(list.status).toBe(200);

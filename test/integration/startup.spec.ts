@@ -31,6 +31,8 @@ describe('configuration validated at start', () => {
     ['apps/gateway/dist/main.js', { GATEWAY_DATABASE_URL: 'mysql://localhost/x' }, 'GATEWAY_DATABASE_URL'],
     ['apps/gateway/dist/main.js', { RPC_TIMEOUT_MS: '5' }, 'RPC_TIMEOUT_MS'],
     ['apps/gateway/dist/main.js', { IDENTITY_CACHE_TTL_MS: '120000' }, 'IDENTITY_CACHE_TTL_MS'],
+    ['apps/gateway/dist/main.js', { NODE_ENV: 'production', KEY_ENCRYPTION_KEYS: '' }, 'KEY_ENCRYPTION_KEYS'],
+    ['apps/gateway/dist/main.js', { KEY_ENCRYPTION_KEYS: 'k:short' }, 'KEY_ENCRYPTION_KEYS'],
     ['apps/oms/dist/main.js', { OMS_DATABASE_POOL_SIZE: '0' }, 'OMS_DATABASE_POOL_SIZE'],
     ['apps/oms/dist/main.js', { NATS_SUBJECT_PREFIX: 'no-dot' }, 'NATS_SUBJECT_PREFIX'],
     ['apps/oms/dist/main.js', { NODE_ENV: 'production', CURSOR_SECRET: '' }, 'CURSOR_SECRET'],

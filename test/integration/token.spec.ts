@@ -1,3 +1,4 @@
+import { ServiceMetrics } from '@tracking/observability';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -168,6 +169,63 @@ describe('POST /v1/applications/token', () => {
       const response = await requestToken(credentials({ extra: true }));
       expect(response.status).toBe(400);
       expect(response.text).not.toContain(tenant.applicationSecret);
+    });
+  });
+
+  describe('the cost of checking secrets', () => {
+    /** How often the gateway at `app` checked a secret, by outcome (cached, matched, mismatched, refused). */
+    async function verifications(app = stack.gateway): Promise<Record<string, number>> {
+      const counter = app.get(ServiceMetrics).registry.getSingleMetric('gateway_secret_verifications_total');
+      const counts: Record<string, number> = { cached: 0, matched: 0, mismatched: 0, refused: 0 };
+      for (const value of (await counter!.get()).values) counts[String(value.labels.outcome)] = value.value;
+      return counts;
+    }
+
+    it("hashes a good client's secret once, and every wrong or rotated secret again", async () => {
+      const own = await createTenant(stack);
+      const body = { tenantId: own.tenantId, applicationId: own.applicationId, applicationSecret: own.applicationSecret };
+      // createTenant fetched a token already: its secret is known to match.
+      const before = await verifications();
+      for (let i = 0; i < 3; i++) expect((await requestToken(body)).status).toBe(200);
+      expect(await verifications()).toEqual({ ...before, cached: before.cached! + 3 });
+
+      expectUnauthorized(await requestToken({ ...body, applicationSecret: `${own.applicationSecret}x` }));
+      expectUnauthorized(await requestToken({ ...body, applicationSecret: `${own.applicationSecret}x` }));
+      expect(await verifications()).toEqual({ ...before, cached: before.cached! + 3, mismatched: before.mismatched! + 2 });
+
+      const rotated = await stack.identity.rotateSecret(own.applicationId);
+      expectUnauthorized(await requestToken(body));
+      expect((await requestToken({ ...body, applicationSecret: rotated.applicationSecret })).status).toBe(200);
+      expect(await verifications()).toEqual({
+        ...before,
+        cached: before.cached! + 3,
+        mismatched: before.mismatched! + 3,
+        matched: before.matched! + 1,
+      });
+    });
+
+    it('answers 503 with Retry-After when the hashing queue is full, and still serves known-good secrets', async () => {
+      const replica = await stack.startGatewayReplica({ TOKEN_HASH_CONCURRENCY: '1', TOKEN_HASH_QUEUE: '1' });
+      const app = stack.gatewayReplicas.at(-1)!;
+      const good = credentials();
+      expect((await stack.request('POST', TOKEN_PATH, { body: good, baseUrl: replica })).status).toBe(200);
+
+      const bogus = Array.from({ length: 12 }, () =>
+        stack.request('POST', TOKEN_PATH, { body: { ...good, applicationSecret: 'wrong' }, baseUrl: replica }),
+      );
+      const meanwhile = stack.request('POST', TOKEN_PATH, { body: good, baseUrl: replica });
+      const answers = await Promise.all(bogus);
+      expect((await meanwhile).status).toBe(200);
+
+      const refused = answers.filter((answer) => answer.status === 503);
+      expect(answers.filter((answer) => answer.status !== 503).every((answer) => answer.status === 401)).toBe(true);
+      // One hashing, one waiting, the rest turned away (how many depends on how fast they arrive).
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) {
+        expectError(answer, 503, 'ServiceUnavailable');
+        expect(answer.headers.get('retry-after')).toBe('1');
+      }
+      expect((await verifications(app)).refused).toBe(refused.length);
     });
   });
 });

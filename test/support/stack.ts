@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createLogger } from '@tracking/core';
@@ -85,6 +86,8 @@ export class TestStack {
       REDIS_URL: testRedisUrl(),
       REDIS_KEY_PREFIX: `test:${name}:`,
       CURSOR_SECRET: `cursor-secret-${name}`,
+      // Signing keys are stored encrypted, as in production.
+      KEY_ENCRYPTION_KEYS: `test:${randomBytes(32).toString('base64')}`,
       GATEWAY_DATABASE_URL: gatewayUrl,
       OMS_DATABASE_URL: omsUrl,
       DMS_DATABASE_URL: dmsUrl,
@@ -96,7 +99,7 @@ export class TestStack {
       // Suites send far faster than clients would; the rate limit suites set their own limits.
       RATE_LIMIT_APPLICATION: '100000/1s',
       RATE_LIMIT_ADDRESS: '100000/1s',
-      RATE_LIMIT_TOKEN_TENANT: '100000/1s',
+      RATE_LIMIT_TOKEN_FAILURES: '100000/1s',
       RATE_LIMIT_TOKEN_ADDRESS: '100000/1s',
       ...options.env,
     };

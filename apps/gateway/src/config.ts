@@ -1,5 +1,6 @@
 import { env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
+import { keyEncryptionKeysSetting } from './auth/key-envelope.js';
 import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
 
 export const gatewayConfigSchema = {
@@ -35,6 +36,10 @@ export const gatewayConfigSchema = {
   JWT_AUDIENCE: env.string({ default: 'tracking-api' }),
   /** How long a disabled application's tokens or a changed role may still be honoured. */
   IDENTITY_CACHE_TTL_MS: env.int({ default: 30000, min: 0, max: 60000 }),
+  /** Application secrets hashed at once by the token endpoint (scrypt, about 60 ms of CPU each). */
+  TOKEN_HASH_CONCURRENCY: env.int({ default: 2, min: 1, max: 64 }),
+  /** Token requests that may wait for a hashing slot; beyond that the token endpoint answers 503. */
+  TOKEN_HASH_QUEUE: env.int({ default: 16, min: 0, max: 10000 }),
   /** Redis holds the rate limit buckets and idempotency keys that every replica shares. */
   REDIS_URL: env.url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   REDIS_KEY_PREFIX: env.keyPrefix({ default: 'tracking:' }),
@@ -49,13 +54,18 @@ export const gatewayConfigSchema = {
   RATE_LIMIT_APPLICATION: rateLimitSetting({ default: '100/1s burst 200' }),
   /** Per client address, on requests without a valid token (401s, JWKS, unknown routes). */
   RATE_LIMIT_ADDRESS: rateLimitSetting({ default: '20/1s burst 50' }),
-  /** POST /v1/applications/token, per tenant of the body and per client address; both must pass. */
-  RATE_LIMIT_TOKEN_TENANT: rateLimitSetting({ default: '30/1m burst 30' }),
+  /**
+   * POST /v1/applications/token: every request per client address; failed requests (401) per client
+   * address and tenant of the body, and per client address and application of the body.
+   */
   RATE_LIMIT_TOKEN_ADDRESS: rateLimitSetting({ default: '10/1m burst 20' }),
-  /** JSON: tenant id -> `{"application": "...", "tokenTenant": "..."}` replacing those two limits. */
+  RATE_LIMIT_TOKEN_FAILURES: rateLimitSetting({ default: '5/1m burst 10' }),
+  /** JSON: tenant id -> `{"application": "...", "tokenFailures": "..."}` replacing those two limits. */
   RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
   /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
   TRUST_PROXY: trustProxySetting(),
+  /** Keys that encrypt the signing keys at rest: `<id>:<base64 32 bytes>`, comma-separated, the first current. */
+  KEY_ENCRYPTION_KEYS: keyEncryptionKeysSetting(),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;

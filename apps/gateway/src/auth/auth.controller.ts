@@ -1,6 +1,13 @@
 import { Body, Get, HttpCode, Post } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { TOKEN_BODY_LIMIT_BYTES } from '../config.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ApiController, IgnoresQuery } from '../http/api-controller.js';
@@ -29,7 +36,8 @@ export class AuthController {
   })
   @ApiServiceUnavailableResponse({
     type: ErrorEnvelopeDto,
-    description: 'ServiceUnavailable: the gateway cannot reach its database; retry after Retry-After seconds.',
+    description:
+      'ServiceUnavailable: the gateway cannot reach its database, or too many credential checks are in progress on this gateway; retry after Retry-After seconds.',
   })
   issueToken(@Body() body: TokenRequestDto): Promise<TokenResponseDto> {
     return this.tokens.issue(body.tenantId, body.applicationId, body.applicationSecret);

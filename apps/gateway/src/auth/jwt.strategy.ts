@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { decodeProtectedHeader } from 'jose';
 import { Strategy } from 'passport-jwt';
-import type { GatewayConfig } from '../config.js';
+import { type GatewayConfig, TOKEN_TTL_SECONDS } from '../config.js';
 import { AccessService } from '../identity/access.service.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
 import type { Principal } from './principal.js';
@@ -26,6 +26,15 @@ export function bearerTokenOf(header: string | string[] | undefined): string | n
 /** The request's bearer token; anything but `Bearer <token>` (scheme in any case) counts as no token. */
 export function bearerToken(request: { headers: Record<string, string | string[] | undefined> }): string | null {
   return bearerTokenOf(request.headers.authorization);
+}
+
+/**
+ * Whether the token lives no longer than the tokens the gateway issues (exp - iat at most 86400 s): a
+ * longer-lived token was not issued by the token endpoint, even if it carries a valid signature (a leaked
+ * or misused signing key must not mint tokens that outlive a rotation).
+ */
+export function withinTokenLifetime(claims: { exp?: unknown; iat?: unknown }): boolean {
+  return typeof claims.exp === 'number' && typeof claims.iat === 'number' && claims.exp - claims.iat <= TOKEN_TTL_SECONDS;
 }
 
 /** How long a verified token is taken on trust: no longer than a disabled application's tokens may work. */
@@ -101,6 +110,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     // not check `iat` at all: a token issued in the future (beyond the skew) is not one of ours.
     if (typeof claims.sub !== 'string' || typeof claims.tid !== 'string' || typeof claims.exp !== 'number') return false;
     if (typeof claims.iat !== 'number' || claims.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) return false;
+    if (!withinTokenLifetime(claims)) return false;
     const application = await this.access.application(claims.sub);
     if (!application?.active || application.tenantId !== claims.tid) return false;
     return { applicationId: claims.sub, tenantId: claims.tid, roleAssignments: application.roleAssignments };

@@ -28,4 +28,30 @@ export class SigningKeyRepository {
       await manager.insert(SigningKeyEntity, next);
     });
   }
+
+  /**
+   * Replaces the stored private form of every key not yet sealed by the KEK `currentKekId` (plaintext,
+   * or sealed by an older KEK) with what `reseal` makes of it, in one transaction under the same lock
+   * as `activate`; the number of keys changed. Keys for which `reseal` gives null stay as they are.
+   */
+  async reseal(
+    currentKekId: string,
+    reseal: (key: SigningKeyEntity) => Pick<SigningKeyEntity, 'kekId' | 'encryptedPrivateJwk'> | null,
+  ): Promise<number> {
+    return this.keys.manager.transaction(async (manager) => {
+      await manager.query("SELECT pg_advisory_xact_lock(hashtext('signing-keys'))");
+      const stale = await manager
+        .createQueryBuilder(SigningKeyEntity, 'k')
+        .where('k.kek_id IS DISTINCT FROM :current', { current: currentKekId })
+        .getMany();
+      let changed = 0;
+      for (const key of stale) {
+        const sealed = reseal(key);
+        if (sealed === null) continue;
+        await manager.update(SigningKeyEntity, { kid: key.kid }, { ...sealed, privateJwk: null });
+        changed++;
+      }
+      return changed;
+    });
+  }
 }

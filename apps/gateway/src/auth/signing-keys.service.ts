@@ -1,7 +1,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { TOKEN_TTL_SECONDS } from '../config.js';
+import { type GatewayConfig, TOKEN_TTL_SECONDS } from '../config.js';
+import { GATEWAY_CONFIG } from '../tokens.js';
+import { KeyEnvelope } from './key-envelope.js';
+import type { SigningKeyEntity } from './signing-key.entity.js';
 import { SigningKeyRepository } from './signing-key.repository.js';
 
 export const SIGNING_ALGORITHM = 'ES256';
@@ -19,14 +22,17 @@ interface LoadedKey {
   kid: string;
   publicJwk: JWK;
   publicKey: KeyObject;
-  privateKey: KeyObject;
+  /** Undefined when the key cannot be opened (its KEK is not configured): it still verifies, never signs. */
+  privateKey: KeyObject | undefined;
+  unopenable?: string;
   retired: boolean;
 }
 
 /**
  * The ES256 keys that sign and verify access tokens. They live in the identity database, so every
  * replica signs with the same active key; rotation adds a key and retires the old one, which keeps
- * verifying until its tokens have expired.
+ * verifying until its tokens have expired. With KEY_ENCRYPTION_KEYS set, private keys are stored sealed
+ * (`KeyEnvelope`), and every start seals what is not sealed by the current key-encryption key yet.
  */
 @Injectable()
 export class SigningKeysService implements OnModuleInit {
@@ -34,22 +40,51 @@ export class SigningKeysService implements OnModuleInit {
   private active: LoadedKey | undefined;
   private lastLoad = 0;
 
-  constructor(private readonly repository: SigningKeyRepository) {}
+  private readonly envelope: KeyEnvelope;
+
+  constructor(
+    private readonly repository: SigningKeyRepository,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.envelope = new KeyEnvelope(config.KEY_ENCRYPTION_KEYS);
+  }
 
   async onModuleInit(): Promise<void> {
+    await this.reseal();
     await this.reload();
     if (!this.active) {
-      await this.repository.activate(await newKey(), true);
+      await this.repository.activate(await this.newKey(), true);
       await this.reload();
     }
   }
 
   /** Makes a new key the signing key; the previous one keeps verifying (admin `key rotate`). */
   async rotate(): Promise<{ kid: string }> {
-    const key = await newKey();
+    const key = await this.newKey();
     await this.repository.activate(key, false);
     await this.reload();
     return { kid: key.kid };
+  }
+
+  /**
+   * Seals every stored private key that is in plaintext or sealed by an older key-encryption key with the
+   * current one (admin `key reseal`; also at every start). Nothing without a configured KEK. A key sealed
+   * by a KEK this process does not list is left alone and counted in `unopenable` (a replica started with
+   * an outdated KEY_ENCRYPTION_KEYS must neither fail nor undo a rotation).
+   */
+  async reseal(): Promise<{ kekId: string | null; resealed: number; unopenable: number }> {
+    const kekId = this.envelope.currentKekId;
+    if (kekId === undefined) return { kekId: null, resealed: 0, unopenable: 0 };
+    let unopenable = 0;
+    const resealed = await this.repository.reseal(kekId, (key) => {
+      if (key.kekId !== null && !this.envelope.knows(key.kekId)) {
+        unopenable++;
+        return null;
+      }
+      const sealed = this.envelope.seal(key.kid, this.privateJwkOf(key));
+      return { kekId: sealed.kekId, encryptedPrivateJwk: sealed.sealed };
+    });
+    return { kekId, resealed, unopenable };
   }
 
   /** The signing key, reloaded first when the loaded keys are older than a minute. */
@@ -60,7 +95,9 @@ export class SigningKeysService implements OnModuleInit {
 
   signingKey(): { kid: string; privateKey: KeyObject } {
     if (!this.active) throw new Error('No active signing key; the gateway did not initialise its keys');
-    return this.active;
+    const { kid, privateKey, unopenable } = this.active;
+    if (!privateKey) throw new Error(`The active signing key cannot be used: ${unopenable}`);
+    return { kid, privateKey };
   }
 
   /** The verification key for `kid`, reloading (at most every 5 s) when the kid is not known yet. */
@@ -86,29 +123,51 @@ export class SigningKeysService implements OnModuleInit {
     const entities = await this.repository.findUsable(KEEP_RETIRED_MS);
     const keys = new Map<string, LoadedKey>();
     for (const entity of entities) {
+      let privateKey: KeyObject | undefined;
+      let unopenable: string | undefined;
+      try {
+        privateKey = createPrivateKey({ key: this.privateJwkOf(entity) as never, format: 'jwk' });
+      } catch (error) {
+        // Another replica may have sealed it with a KEK this one does not know yet (during a rotation).
+        unopenable = (error as Error).message;
+      }
       keys.set(entity.kid, {
         kid: entity.kid,
         publicJwk: entity.publicJwk,
         publicKey: createPublicKey({ key: entity.publicJwk as never, format: 'jwk' }),
-        privateKey: createPrivateKey({ key: entity.privateJwk as never, format: 'jwk' }),
+        privateKey,
+        unopenable,
         retired: entity.retiredAt !== null,
       });
     }
     this.keys = keys;
     this.active = [...keys.values()].find((key) => !key.retired);
   }
-}
 
-async function newKey() {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
-  const kid = await calculateJwkThumbprint(publicJwk);
-  return {
-    kid,
-    algorithm: SIGNING_ALGORITHM,
-    privateJwk: privateKey.export({ format: 'jwk' }) as JWK,
-    publicJwk: { ...publicJwk, kid, alg: SIGNING_ALGORITHM, use: 'sig' },
-    createdAt: new Date(),
-    retiredAt: null,
-  };
+  private privateJwkOf(entity: SigningKeyEntity): JWK {
+    if (entity.encryptedPrivateJwk !== null && entity.kekId !== null) {
+      return this.envelope.open(entity.kid, { kekId: entity.kekId, sealed: entity.encryptedPrivateJwk });
+    }
+    if (entity.privateJwk === null) throw new Error(`signing key ${entity.kid} has no private key`);
+    return entity.privateJwk;
+  }
+
+  /** A new key pair, its private part sealed when a key-encryption key is configured. */
+  private async newKey(): Promise<SigningKeyEntity> {
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
+    const kid = await calculateJwkThumbprint(publicJwk);
+    const privateJwk = privateKey.export({ format: 'jwk' }) as JWK;
+    const sealed = this.envelope.currentKekId === undefined ? undefined : this.envelope.seal(kid, privateJwk);
+    return {
+      kid,
+      algorithm: SIGNING_ALGORITHM,
+      privateJwk: sealed ? null : privateJwk,
+      kekId: sealed?.kekId ?? null,
+      encryptedPrivateJwk: sealed?.sealed ?? null,
+      publicJwk: { ...publicJwk, kid, alg: SIGNING_ALGORITHM, use: 'sig' },
+      createdAt: new Date(),
+      retiredAt: null,
+    };
+  }
 }

@@ -7,8 +7,8 @@ import { validate as isUuid } from 'uuid';
 import { type GatewayConfig, TOKEN_TTL_SECONDS } from '../config.js';
 import { ApplicationStatus } from '../identity/application.entity.js';
 import { ApplicationRepository } from '../identity/application.repository.js';
-import { DECOY_HASH, verifySecret } from '../identity/secret-hash.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
+import { SecretVerifier } from './secret-verifier.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
 
 export interface TokenResponse {
@@ -22,15 +22,17 @@ export class TokenService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly applications: ApplicationRepository,
     private readonly keys: SigningKeysService,
+    private readonly secrets: SecretVerifier,
   ) {}
 
   /**
    * Exchanges credentials for an access token. Wrong tenant, unknown or disabled application and
-   * wrong secret all give the same 401, after the same scrypt work, so none can be told apart.
+   * wrong secret all give the same 401, after the same scrypt work, so none can be told apart (only a
+   * secret that matched before is answered from memory: see SecretVerifier).
    */
   async issue(tenantId: string, applicationId: string, applicationSecret: string): Promise<TokenResponse> {
     const application = isUuid(applicationId) ? await this.applications.findById(applicationId) : null;
-    const secretMatches = await verifySecret(applicationSecret, application?.secretHash ?? DECOY_HASH);
+    const secretMatches = await this.secrets.matches(application, applicationSecret);
     if (!application || !secretMatches || application.tenantId !== tenantId || application.status !== ApplicationStatus.Active) {
       throw new DomainError(ErrorCode.Unauthorized, 'The credentials are not valid.');
     }

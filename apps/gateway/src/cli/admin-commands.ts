@@ -15,6 +15,7 @@ export const USAGE = `Usage: npm run -s admin -- <command>
   application disable --application APPLICATION_ID
   application rotate-secret --application APPLICATION_ID
   key rotate
+  key reseal           (encrypts every signing key with the first of KEY_ENCRYPTION_KEYS; also done at each gateway start)
   demo seed            (creates a demo tenant, account and Admin application if there is no tenant yet)
 Each command prints one JSON object on stdout.`;
 
@@ -72,6 +73,8 @@ export async function runAdminCommand(argv: string[], services: AdminServices): 
       return services.identity.rotateSecret(required(options, 'application'));
     case 'key rotate':
       return services.keys.rotate();
+    case 'key reseal':
+      return services.keys.reseal();
     case 'demo seed':
       return seedDemo(services.identity);
     default:

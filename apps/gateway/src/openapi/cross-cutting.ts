@@ -66,7 +66,7 @@ const RESPONSE_HEADERS: Record<string, HeaderObject> = {
     description:
       'The rate limits the request was counted under (draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds, ' +
       'bursts up to `tracking-burst`. Policies: `application` (requests with a valid token), `address` (others), ' +
-      '`token-address` and `token-tenant` (the token endpoint, which lists both).',
+      '`token-address` and `token-failures` (the token endpoint, which lists both; `token-failures` counts failed attempts only).',
     schema: { type: 'string', pattern: listOf('"[a-z-]+";q=[0-9]+;w=[0-9]+;tracking-burst=[0-9]+') },
     example: '"application";q=100;w=1;tracking-burst=200',
   },

@@ -10,7 +10,11 @@ import { LuaScript } from '../redis/lua-script.js';
  * interval (window / quota) further; a request is allowed while the TAT stays within
  * `burst` intervals of now. The key expires when the bucket would be full again.
  *
- * KEYS[1] the bucket; ARGV[1] emission interval in µs; ARGV[2] burst.
+ * Several keys are one request counted in several buckets of the same limit: it is allowed only if
+ * every bucket allows it, and then every bucket is charged; the answer is that of the fullest bucket.
+ * ARGV[3] = -1 gives a charged request back (a refund) to every bucket instead.
+ *
+ * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] 1 (charge) or -1 (refund).
  * Returns {allowed (1 or 0), remaining requests now, ms until one more request is available}.
  */
 export const GCRA_SCRIPT = new LuaScript(`
@@ -18,15 +22,29 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local interval = tonumber(ARGV[1])
 local capacity = interval * tonumber(ARGV[2])
-local stored = redis.call('GET', KEYS[1])
-local tat = now
-if stored then tat = math.max(tonumber(stored), now) end
-local debt = tat - now
+local step = interval * tonumber(ARGV[3] or '1')
+local debts = {}
+local debt = 0
+for i, key in ipairs(KEYS) do
+  local stored = redis.call('GET', key)
+  local tat = now
+  if stored then tat = math.max(tonumber(stored), now) end
+  debts[i] = tat - now
+  if debts[i] > debt then debt = debts[i] end
+end
 local allowed = 0
-if debt + interval <= capacity then
+if step < 0 or debt + step <= capacity then
   allowed = 1
-  debt = debt + interval
-  redis.call('SET', KEYS[1], string.format('%.0f', now + debt), 'PX', math.ceil(debt / 1000))
+  debt = 0
+  for i, key in ipairs(KEYS) do
+    local next = debts[i] + step
+    if next <= 0 then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, string.format('%.0f', now + next), 'PX', math.ceil(next / 1000))
+      if next > debt then debt = next end
+    end
+  end
 end
 local remaining = math.floor((capacity - debt) / interval)
 local untilNext = debt - capacity + (remaining + 1) * interval

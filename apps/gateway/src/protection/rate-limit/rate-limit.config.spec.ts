@@ -24,11 +24,11 @@ describe('rate limit settings', () => {
 
   it('reads per-tenant overrides, keyed by lower-case tenant id', () => {
     const config = readGatewayConfig({
-      RATE_LIMIT_TENANT_OVERRIDES: JSON.stringify({ [TENANT.toUpperCase()]: { application: '500/1s burst 1000', tokenTenant: '60/1m' } }),
+      RATE_LIMIT_TENANT_OVERRIDES: JSON.stringify({ [TENANT.toUpperCase()]: { application: '500/1s burst 1000', tokenFailures: '60/1m' } }),
     });
     expect(config.RATE_LIMIT_TENANT_OVERRIDES.get(TENANT)).toEqual({
       application: { quota: 500, windowSeconds: 1, burst: 1000 },
-      tokenTenant: { quota: 60, windowSeconds: 60, burst: 60 },
+      tokenFailures: { quota: 60, windowSeconds: 60, burst: 60 },
     });
     expect(readGatewayConfig({}).RATE_LIMIT_TENANT_OVERRIDES.size).toBe(0);
   });
@@ -38,9 +38,9 @@ describe('rate limit settings', () => {
     ['[]', /must be a JSON object/],
     ['{"acme":{"application":"1/1s"}}', /"acme", which is not a tenant id/],
     [`{"${TENANT}":"1/1s"}`, /not an object of limits/],
-    [`{"${TENANT}":{"address":"1/1s"}}`, /names the limit "address".*can override application, tokenTenant/],
+    [`{"${TENANT}":{"address":"1/1s"}}`, /names the limit "address".*can override application, tokenFailures/],
     [`{"${TENANT}":{"application":5}}`, /application of tenant .* as a number/],
-    [`{"${TENANT}":{"tokenTenant":"lots"}}`, /tokenTenant of tenant .* must be/],
+    [`{"${TENANT}":{"tokenFailures":"lots"}}`, /tokenFailures of tenant .* must be/],
   ])('refuses overrides %s', (raw, message) => {
     expect(() => readGatewayConfig({ RATE_LIMIT_TENANT_OVERRIDES: raw })).toThrow(message);
   });

@@ -15,10 +15,10 @@ export interface RateLimit {
 /** The limits a tenant may override (RATE_LIMIT_TENANT_OVERRIDES); the per-address ones name no tenant. */
 export interface TenantLimits {
   application?: RateLimit;
-  tokenTenant?: RateLimit;
+  tokenFailures?: RateLimit;
 }
 
-const OVERRIDABLE: ReadonlySet<string> = new Set(['application', 'tokenTenant']);
+const OVERRIDABLE: ReadonlySet<string> = new Set(['application', 'tokenFailures']);
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 const RATE_LIMIT = /^(\d{1,7})\s*\/\s*(\d{0,5})\s*([smh])(?:\s+burst\s+(\d{1,7}))?$/;
 const MAX_COUNT = 1_000_000;
@@ -56,7 +56,7 @@ export function rateLimitSetting(options: { default: string }) {
 
 /**
  * A config reader for per-tenant overrides: a JSON object from tenant id to the limits it overrides,
- * e.g. `{"0190...": {"application": "500/1s burst 1000", "tokenTenant": "60/1m"}}`. Tenant ids are
+ * e.g. `{"0190...": {"application": "500/1s burst 1000", "tokenFailures": "60/1m"}}`. Tenant ids are
  * stored lower-case, as the identity database returns them.
  */
 export function tenantOverridesSetting() {

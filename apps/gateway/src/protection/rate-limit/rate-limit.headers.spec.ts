@@ -3,13 +3,13 @@ import { rateLimitAddress } from './client-address.js';
 import { limitField, policyField, secondsUntil } from './rate-limit.headers.js';
 
 const application = { name: 'application' as const, limit: { quota: 100, windowSeconds: 1, burst: 200 } };
-const tokenTenant = { name: 'token-tenant' as const, limit: { quota: 10, windowSeconds: 60, burst: 20 } };
+const tokenFailures = { name: 'token-failures' as const, limit: { quota: 10, windowSeconds: 60, burst: 20 } };
 
 describe('RateLimit fields', () => {
   it('lists policies as structured-field items', () => {
     expect(policyField([application])).toBe('"application";q=100;w=1;tracking-burst=200');
-    expect(policyField([application, tokenTenant])).toBe(
-      '"application";q=100;w=1;tracking-burst=200, "token-tenant";q=10;w=60;tracking-burst=20',
+    expect(policyField([application, tokenFailures])).toBe(
+      '"application";q=100;w=1;tracking-burst=200, "token-failures";q=10;w=60;tracking-burst=20',
     );
   });
 
@@ -17,9 +17,9 @@ describe('RateLimit fields', () => {
     expect(
       limitField([
         { policy: application, decision: { allowed: true, remaining: 199, msUntilNext: 10 } },
-        { policy: tokenTenant, decision: { allowed: false, remaining: 0, msUntilNext: 5001 } },
+        { policy: tokenFailures, decision: { allowed: false, remaining: 0, msUntilNext: 5001 } },
       ]),
-    ).toBe('"application";r=199;t=1, "token-tenant";r=0;t=6');
+    ).toBe('"application";r=199;t=1, "token-failures";r=0;t=6');
     expect(secondsUntil({ allowed: false, remaining: 0, msUntilNext: 3000 })).toBe(3);
   });
 });

@@ -27,7 +27,11 @@ interface Counted {
  * - a request with a valid bearer token counts against its application (`application`, per-tenant
  *   overrides apply), whatever the route;
  * - `POST /v1/applications/token` counts against the client address (`token-address`) when it
- *   arrives, then, once the body is parsed, against the tenant it names (`token-tenant`);
+ *   arrives; then, once the body is parsed and before any secret is hashed, against the failure
+ *   buckets of (address, tenant of the body) and (address, application of the body)
+ *   (`token-failures`). Unless the answer is 401, the failure buckets get that request back: only
+ *   failed attempts use them up, and only those from the same address, so nobody elsewhere can spend
+ *   a good client's budget;
  * - any other request counts against the client address (`address`);
  * - `/health/live` is not limited (it costs nothing); `/health/ready` is, as any other route: it checks
  *   the databases, NATS and Redis, and probes use the ops port's own.
@@ -35,6 +39,8 @@ interface Counted {
 @Injectable()
 export class RateLimitHooks {
   private readonly counted = new WeakMap<FastifyRequest, Counted[]>();
+  /** Token requests charged to failure buckets, until their answer says whether they failed. */
+  private readonly failureCharges = new WeakMap<FastifyRequest, { policy: Policy; subjects: string[] }>();
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -46,44 +52,72 @@ export class RateLimitHooks {
   register(instance: FastifyInstance): void {
     instance.addHook('onRequest', (request, reply) => this.onRequest(request, reply));
     instance.addHook('preHandler', (request, reply) => this.preHandler(request, reply));
+    instance.addHook('onResponse', (request, reply) => this.onResponse(request, reply));
   }
 
   private async onRequest(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     if (request.routeOptions.url === '/health/live') return undefined;
     const address = rateLimitAddress(request.ip);
-    if (isTokenRoute(request)) return this.count(request, reply, this.policies.tokenAddress(), address);
-    const subject = await this.tokens.subjectOf(request.headers.authorization);
-    if (subject) return this.count(request, reply, this.policies.application(subject.tenantId), subject.applicationId);
-    return this.count(request, reply, this.policies.address(), address);
+    let refused: boolean;
+    if (isTokenRoute(request)) {
+      refused = await this.count(request, reply, this.policies.tokenAddress(), address);
+    } else {
+      const subject = await this.tokens.subjectOf(request.headers.authorization);
+      if (subject) refused = await this.count(request, reply, this.policies.application(subject.tenantId), subject.applicationId);
+      else refused = await this.count(request, reply, this.policies.address(), address);
+    }
+    return refused ? reply : undefined;
   }
 
-  /** The token route's second limit, on the tenant named in the (now parsed) body. */
+  /**
+   * The token route's failure limit, charged before the secret is checked (a locked-out address costs
+   * no hash) and given back once the answer is not a 401. Ids that are not UUIDs name nothing and
+   * share one bucket per address.
+   */
   private async preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     if (!isTokenRoute(request)) return undefined;
-    const tenantId = (request.body as { tenantId?: unknown } | undefined)?.tenantId;
-    // A tenantId that is not a UUID names no tenant: validation or authentication refuses it.
-    if (typeof tenantId !== 'string' || !isUuid(tenantId)) return undefined;
-    return this.count(request, reply, this.policies.tokenTenant(tenantId), tenantId.toLowerCase());
+    const body = request.body as { tenantId?: unknown; applicationId?: unknown } | undefined;
+    const tenantId = uuidOrNone(body?.tenantId);
+    const address = rateLimitAddress(request.ip);
+    const subjects = [`${address}|tenant:${tenantId ?? '-'}`, `${address}|application:${uuidOrNone(body?.applicationId) ?? '-'}`];
+    const policy = this.policies.tokenFailures(tenantId);
+    if (await this.count(request, reply, policy, subjects)) return reply;
+    this.failureCharges.set(request, { policy, subjects });
+    return undefined;
   }
 
-  /** Counts the request under `policy`, sets the headers, and answers 429 when the bucket is empty. */
-  private async count(request: FastifyRequest, reply: FastifyReply, policy: Policy, subject: string): Promise<FastifyReply | undefined> {
+  private async onResponse(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const charge = this.failureCharges.get(request);
+    if (charge === undefined || reply.statusCode === 401) return;
+    await this.limiter.refund(charge.policy, charge.subjects);
+  }
+
+  /**
+   * Counts the request under `policy`, sets the headers, and answers 429 when the bucket is empty (true).
+   * A boolean, not the reply: a reply is a thenable, which `await` would wait on until it is sent.
+   */
+  private async count(request: FastifyRequest, reply: FastifyReply, policy: Policy, subject: string | string[]): Promise<boolean> {
     const decision = await this.limiter.consume(policy, subject);
     const counted = [...(this.counted.get(request) ?? []), { policy, decision }];
     this.counted.set(request, counted);
     reply.header('RateLimit-Policy', policyField(counted.map((entry) => entry.policy)));
     const known = counted.filter((entry): entry is { policy: Policy; decision: RateDecision } => entry.decision !== undefined);
     if (known.length > 0) reply.header('RateLimit', limitField(known));
-    if (decision === undefined || decision.allowed) return undefined;
+    if (decision === undefined || decision.allowed) return false;
     this.metrics.rateLimited.inc({ policy: policy.name });
     reply.header('Retry-After', String(secondsUntil(decision)));
-    return sendError(
+    sendError(
       reply,
       new DomainError(ErrorCode.RateLimitExceeded, `Too many requests under the rate limit "${policy.name}"; retry after the Retry-After delay.`, {
         policy: policy.name,
       }),
     );
+    return true;
   }
+}
+
+function uuidOrNone(value: unknown): string | undefined {
+  return typeof value === 'string' && isUuid(value) ? value.toLowerCase() : undefined;
 }
 
 function isTokenRoute(request: FastifyRequest): boolean {

@@ -4,7 +4,7 @@ import { GATEWAY_CONFIG } from '../../tokens.js';
 import type { RateLimit } from './rate-limit.config.js';
 
 /** The names of the policies, as they appear in the RateLimit headers and 429 details. */
-export type PolicyName = 'application' | 'address' | 'token-tenant' | 'token-address';
+export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address';
 
 export interface Policy {
   name: PolicyName;
@@ -25,9 +25,10 @@ export class RateLimitPolicies {
     return { name: 'address', limit: this.config.RATE_LIMIT_ADDRESS };
   }
 
-  tokenTenant(tenantId: string): Policy {
-    const limit = this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.tokenTenant;
-    return { name: 'token-tenant', limit: limit ?? this.config.RATE_LIMIT_TOKEN_TENANT };
+  /** Failed token requests, per client address and tenant (or application) named in the body. */
+  tokenFailures(tenantId: string | undefined): Policy {
+    const limit = tenantId === undefined ? undefined : this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.tokenFailures;
+    return { name: 'token-failures', limit: limit ?? this.config.RATE_LIMIT_TOKEN_FAILURES };
   }
 
   tokenAddress(): Policy {

@@ -21,16 +21,27 @@ export class RateLimiter {
   ) {}
 
   /**
-   * Counts one request of `subject` (an application id, a tenant id, an address) under `policy`.
+   * Counts one request of `subject` (an application id, a tenant id, an address) under `policy`; with
+   * several subjects, in each of their buckets, allowed only if all of them allow it.
    * Without an answer from Redis it fails open: `undefined`, counted and logged (throttled).
    */
-  async consume(policy: Policy, subject: string): Promise<RateDecision | undefined> {
+  consume(policy: Policy, subject: string | string[]): Promise<RateDecision | undefined> {
+    return this.run(policy, typeof subject === 'string' ? [subject] : subject, 1);
+  }
+
+  /** Gives back a request `consume` charged to `subjects` (e.g. a token request that turned out good). */
+  async refund(policy: Policy, subjects: string[]): Promise<void> {
+    await this.run(policy, subjects, -1);
+  }
+
+  private async run(policy: Policy, subjects: string[], step: 1 | -1): Promise<RateDecision | undefined> {
     const { quota, windowSeconds, burst } = policy.limit;
     // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
     const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));
     try {
       if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
-      const reply = await GCRA_SCRIPT.run(this.redis.client, [this.redis.key('ratelimit', policy.name, subject)], [intervalMicros, burst]);
+      const keys = subjects.map((subject) => this.redis.key('ratelimit', policy.name, subject));
+      const reply = await GCRA_SCRIPT.run(this.redis.client, keys, [intervalMicros, burst, step]);
       return toRateDecision(reply);
     } catch (error) {
       this.metrics.redisFailures.inc({ feature: 'rate_limit' });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { errors, jwtVerify } from 'jose';
-import { bearerTokenOf } from '../../auth/jwt.strategy.js';
+import { bearerTokenOf, withinTokenLifetime } from '../../auth/jwt.strategy.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from '../../auth/signing-keys.service.js';
 import { VerifiedTokens } from '../../auth/verified-tokens.js';
 import type { GatewayConfig } from '../../config.js';
@@ -16,7 +16,7 @@ export interface TokenSubject {
  * Who a request's bearer token names, for the per-application limit. Rate limiting runs before
  * authentication (so that a flood costs as little as possible), and counting by an unverified `sub`
  * would let anyone spend another application's quota: so the signature, algorithm, `iss`, `aud`
- * and `exp` are checked here as the JWT strategy checks them. Verified tokens are remembered until
+ * and `exp` are checked here as the JWT strategy checks them, and so is the lifetime (exp - iat). Verified tokens are remembered until
  * they expire, as clients send the same token for hours. Whether the application is still active is
  * left to authentication.
  */
@@ -54,6 +54,7 @@ export class TokenSubjects {
         },
       );
       if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.exp !== 'number') return undefined;
+      if (!withinTokenLifetime(payload)) return undefined;
       const subject = { applicationId: payload.sub, tenantId: payload.tid };
       this.verified.set(token, subject, (payload.exp + 60) * 1000);
       return subject;
