@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ShipmentStoreModule } from '../shipments/shipment-store.module.js';
 import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
 import { OperationMetrics } from './operation-metrics.js';
 import { OperationQueue } from './operation-queue.js';
@@ -19,7 +20,7 @@ export class OperationsModule {}
 
 /** The worker side: the queue consumer and the runner (apps/oms/src/worker.ts). */
 @Module({
-  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
+  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity]), ShipmentStoreModule],
   providers: [OperationRepository, OperationQueue, OperationRunner, OperationMetrics, OperationWorker],
 })
 export class OperationWorkerModule {}
