@@ -38,6 +38,7 @@ import { PointOfInterestEntity } from '../../apps/oms/src/points-of-interest/poi
 import { SetEntity } from '../../apps/oms/src/sets/set.entity.js';
 import { SetsModule } from '../../apps/oms/src/sets/sets.module.js';
 import { ShipmentEntity } from '../../apps/oms/src/shipments/shipment.entity.js';
+import { ShipmentRepository } from '../../apps/oms/src/shipments/shipment.repository.js';
 import { ShipmentsModule } from '../../apps/oms/src/shipments/shipments.module.js';
 
 /**
@@ -146,7 +147,7 @@ export async function startMediumOms(dms: InProcessDmsClient, env: Record<string
     ...service,
     config,
     enqueued,
-    runner: () => new OperationRunner(service.get(OperationRepository), dms as unknown as DmsClient, config, logger),
+    runner: () => new OperationRunner(service.get(OperationRepository), service.get(ShipmentRepository), dms as unknown as DmsClient, config, logger),
   };
 }
 

@@ -138,6 +138,40 @@ export class DeviceRepository {
     return rows.map((row) => ({ id: row.id, setId: row.set_id }));
   }
 
+  /** The account's devices among `ids`, locked `FOR UPDATE` in id order (so that concurrent chunks cannot deadlock). */
+  lockForChunk(manager: EntityManager, scope: AccountScope, ids: string[]): Promise<DeviceEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager
+      .createQueryBuilder(DeviceEntity, 'd')
+      .where('d.id = ANY(:ids)', { ids })
+      .andWhere('d.account_id = :accountId AND d.tenant_id = :tenantId', scope)
+      .orderBy('d.id')
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
+  /** Links each device to its set, in one statement. */
+  async linkAll(manager: EntityManager, links: { id: string; shipmentId: string; setId: string }[]): Promise<void> {
+    if (links.length === 0) return;
+    await manager.query(
+      `UPDATE devices AS d
+          SET status = $4, shipment_id = l.shipment_id, set_id = l.set_id, version = d.version + 1, updated_at = now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS l (id, shipment_id, set_id)
+        WHERE d.id = l.id`,
+      [links.map((l) => l.id), links.map((l) => l.shipmentId), links.map((l) => l.setId), DeviceStatus.Assigned],
+    );
+  }
+
+  /** Retires the devices, in one statement. */
+  async retireAll(manager: EntityManager, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(
+      `UPDATE devices SET status = $2, retired_at = now(), version = version + 1, updated_at = now()
+        WHERE id = ANY($1::uuid[])`,
+      [ids, DeviceStatus.Retired],
+    );
+  }
+
   async delete(manager: EntityManager, device: DeviceEntity): Promise<void> {
     await manager.delete(DeviceEntity, { id: device.id });
   }

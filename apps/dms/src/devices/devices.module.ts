@@ -9,5 +9,7 @@ import { DevicesService } from './devices.service.js';
   imports: [TypeOrmModule.forFeature([DeviceEntity])],
   controllers: [DevicesHandler],
   providers: [DevicesService, DeviceRepository],
+  // Bulk-operation chunks read and write devices through the same repository.
+  exports: [DeviceRepository],
 })
 export class DevicesModule {}

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type AccountScope, DeviceStatus, type EntryOutcome, ErrorCode } from '@tracking/contracts';
+import { type EntryOutcome, ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DeviceEntity } from '../devices/device.entity.js';
 import { ReleasedTargets } from '../devices/released-targets.js';
 
 /** The transaction one chunk of a bulk operation runs in, with what the ledger already holds for it. */
@@ -14,8 +13,9 @@ export interface ChunkTransaction {
 }
 
 /**
- * The database side of bulk-operation chunks: the per-operation ledger of outcomes, and the batched
- * reads and writes of devices that let one transaction decide a thousand entries in a few statements.
+ * The database side of bulk-operation chunks: the per-operation ledger of outcomes and the link locks. The
+ * batched reads and writes of devices that let one transaction decide a thousand entries in a few
+ * statements are `DeviceRepository`'s, as every statement on `devices`.
  */
 @Injectable()
 export class OperationChunkRepository {
@@ -41,18 +41,6 @@ export class OperationChunkRepository {
     });
   }
 
-  /** The account's devices among `ids`, locked `FOR UPDATE` in id order (so that concurrent chunks cannot deadlock). */
-  lockDevices(manager: EntityManager, scope: AccountScope, ids: string[]): Promise<DeviceEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager
-      .createQueryBuilder(DeviceEntity, 'd')
-      .where('d.id = ANY(:ids)', { ids })
-      .andWhere('d.account_id = :accountId AND d.tenant_id = :tenantId', scope)
-      .orderBy('d.id')
-      .setLock('pessimistic_write')
-      .getMany();
-  }
-
   /**
    * Takes the link lock of every shipment in shared mode, as a single link does, and returns which of
    * `targetIds` (shipments and sets) were released in a way that refuses links checked at `checkedAt`.
@@ -64,28 +52,6 @@ export class OperationChunkRepository {
       [shipmentIds],
     );
     return this.released.refusing(manager, targetIds, checkedAt);
-  }
-
-  /** Links each device to its set, in one statement. */
-  async saveLinks(manager: EntityManager, links: { id: string; shipmentId: string; setId: string }[]): Promise<void> {
-    if (links.length === 0) return;
-    await manager.query(
-      `UPDATE devices AS d
-          SET status = $4, shipment_id = l.shipment_id, set_id = l.set_id, version = d.version + 1, updated_at = now()
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS l (id, shipment_id, set_id)
-        WHERE d.id = l.id`,
-      [links.map((l) => l.id), links.map((l) => l.shipmentId), links.map((l) => l.setId), DeviceStatus.Assigned],
-    );
-  }
-
-  /** Retires the devices, in one statement. */
-  async saveRetirements(manager: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await manager.query(
-      `UPDATE devices SET status = $2, retired_at = now(), version = version + 1, updated_at = now()
-        WHERE id = ANY($1::uuid[])`,
-      [ids, DeviceStatus.Retired],
-    );
   }
 
   /** Records the outcomes decided in this transaction, next to their effects. */

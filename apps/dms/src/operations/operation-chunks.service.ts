@@ -14,6 +14,7 @@ import { isLockTimeout } from '@tracking/database';
 import type { EntityManager } from 'typeorm';
 import { checkAvailable, checkLinkable, checkNotReleased, tooLate } from '../devices/device-rules.js';
 import type { DeviceEntity } from '../devices/device.entity.js';
+import { DeviceRepository } from '../devices/device.repository.js';
 import { OperationChunkRepository } from './operation-chunk.repository.js';
 
 /**
@@ -23,7 +24,10 @@ import { OperationChunkRepository } from './operation-chunk.repository.js';
  */
 @Injectable()
 export class OperationChunksService {
-  constructor(private readonly chunks: OperationChunkRepository) {}
+  constructor(
+    private readonly chunks: OperationChunkRepository,
+    private readonly devices: DeviceRepository,
+  ) {}
 
   /** Links devices to sets, as `PUT .../sets/{setId}/devices/{deviceId}` would, one entry after the other. */
   link(request: OperationChunk<LinkEntry>): Promise<OperationChunkResult> {
@@ -35,7 +39,7 @@ export class OperationChunksService {
         targets.flatMap((t) => [t.shipmentId, t.setId]),
         request.checkedAt,
       );
-      const devices = byId(await this.chunks.lockDevices(manager, request, targets.map((t) => t.deviceId)));
+      const devices = byId(await this.devices.lockForChunk(manager, request, targets.map((t) => t.deviceId)));
       const links = new Map<string, { id: string; shipmentId: string; setId: string }>();
       const outcomes = targets.map((target) =>
         judge(target.index, () => {
@@ -48,7 +52,7 @@ export class OperationChunksService {
           links.set(device.id, { id: device.id, shipmentId: target.shipmentId, setId: target.setId });
         }),
       );
-      await this.chunks.saveLinks(manager, [...links.values()]);
+      await this.devices.linkAll(manager, [...links.values()]);
       return outcomes;
     });
   }
@@ -56,7 +60,7 @@ export class OperationChunksService {
   /** Retires devices, as `POST .../devices/{deviceId}/retire` would. */
   retire(request: OperationChunk<RetireEntry>): Promise<OperationChunkResult> {
     return this.decide(request, async ({ manager, fresh }) => {
-      const devices = byId(await this.chunks.lockDevices(manager, request, fresh.map((entry) => entry.deviceId)));
+      const devices = byId(await this.devices.lockForChunk(manager, request, fresh.map((entry) => entry.deviceId)));
       const retired = new Set<string>();
       const outcomes = fresh.map((entry) =>
         judge(entry.index, () => {
@@ -65,7 +69,7 @@ export class OperationChunksService {
           retired.add(device.id);
         }),
       );
-      await this.chunks.saveRetirements(manager, [...retired]);
+      await this.devices.retireAll(manager, [...retired]);
       return outcomes;
     });
   }

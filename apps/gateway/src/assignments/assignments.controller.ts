@@ -14,10 +14,10 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { DevicePageDto } from '../devices/dto/device.dto.js';
-import { ApiAccountErrors, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { NestedResourceIdPipe } from '../http/resource-id.pipe.js';
-import { parsePageQuery } from '../paging/page-query.js';
+import { PageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import {
   ApiSetParam,
@@ -89,15 +89,14 @@ export class AssignmentsController {
 
   @Get('devices')
   @ApiOperation({ summary: "List the devices assigned to a shipment's sets, oldest first, with cursor paging" })
-  @ApiPageQuery()
   @ApiOkResponse({ type: DevicePageDto, description: 'The devices under `devices`, next to `metadata`.' })
   @ApiNotFound(SHIPMENT_NOT_FOUND)
   async list(
     @ShipmentPath() shipment: ShipmentScope,
-    @Query() query: Record<string, unknown>,
+    @Query() query: PageQuery,
     @Req() request: FastifyRequest,
   ): Promise<DevicePage> {
-    const { page } = parsePageQuery(query);
+    const page = query.pageRequest();
     // The shipment's 404 comes from the OMS; the DMS knows devices only.
     await this.services.call<Versioned<Shipment>>(Subjects.oms.shipments.get, shipment satisfies ShipmentRequest, request);
     const { tenantId, accountId, shipmentId } = shipment;

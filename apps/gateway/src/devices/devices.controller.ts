@@ -7,7 +7,6 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import {
@@ -17,7 +16,6 @@ import {
   type Device,
   type DevicePage,
   type DeviceRequest,
-  DeviceStatus,
   ErrorCode,
   type ListDevicesRequest,
   type RetireDeviceRequest,
@@ -31,13 +29,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
 import { resourceTarget, type ResourceTarget } from '../accounts/resource-target.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { etag, withETag } from '../http/etag.js';
 import { jsonBody } from '../http/json-body.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
-import { parseDeviceQuery } from './dto/device-query.js';
+import { ListDevicesQuery } from './dto/device-query.js';
 import { CreateDeviceDto, DeviceDto, DevicePageDto, UpdateDeviceDto } from './dto/device.dto.js';
 
 const DeviceIdPipe = new ResourceIdPipe(ErrorCode.DeviceNotExists, 'Device');
@@ -69,15 +67,6 @@ export class DevicesController {
 
   @Get()
   @ApiOperation({ summary: 'List devices, oldest first, with cursor paging; filters combine with AND' })
-  @ApiPageQuery()
-  @ApiQuery({
-    name: 'status',
-    required: false,
-    description: `One status, or several separated by commas (any of them): ${Object.values(DeviceStatus).join(', ')}.`,
-    schema: { type: 'string', example: 'Available,Assigned' },
-  })
-  @ApiQuery({ name: 'serialNumber', required: false, description: 'Exact serial number.', schema: { type: 'string', minLength: 1, maxLength: 100 } })
-  @ApiQuery({ name: 'shipmentId', required: false, description: 'Devices assigned to this shipment.', schema: { type: 'string', format: 'uuid' } })
   @ApiOkResponse({ type: DevicePageDto, description: 'The devices under `devices`, next to `metadata`.' })
   @ApiBadRequestResponse({
     type: ErrorEnvelopeDto,
@@ -88,11 +77,12 @@ export class DevicesController {
   })
   async list(
     @Scope() scope: AccountScope,
-    @Query() query: Record<string, unknown>,
+    @Query() query: ListDevicesQuery,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<JsonBytes<DevicePage>> {
-    const { page, filters } = parseDeviceQuery(query);
+    const page = query.pageRequest();
+    const filters = query.filters();
     const json = await this.services.callJson<DevicePage>(
       Subjects.dms.devices.list,
       { ...scope, page, filters } satisfies ListDevicesRequest,

@@ -5,7 +5,6 @@ import {
   ApiHeader,
   ApiNotFoundResponse,
   ApiPreconditionFailedResponse,
-  ApiQuery,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ErrorEnvelopeDto } from './common.dto.js';
@@ -29,27 +28,4 @@ export const ApiIfMatch = () =>
   applyDecorators(
     ApiHeader({ name: 'If-Match', required: false, description: 'ETag from a previous read, or `*`; 412 when stale.' }),
     ApiPreconditionFailedResponse({ type: ErrorEnvelopeDto, description: 'PreconditionFailed: If-Match names another version.' }),
-  );
-
-/** The paging parameters of every collection (docs/api.md, "Paging"). */
-export const ApiPageQuery = () =>
-  applyDecorators(
-    ApiQuery({
-      name: 'cursor',
-      required: false,
-      description: 'metadata.nextCursor of the previous page, unchanged, with the same filters; left out for the first page. Opaque.',
-      schema: { type: 'string' },
-    }),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      description: 'Records per page, 1 to 100 (OutOfRange otherwise), written as a plain integer (InvalidFormat otherwise).',
-      schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
-    }),
-    ApiQuery({
-      name: 'includeTotal',
-      required: false,
-      description: 'true to get metadata.total, the count of every record matching the filters; exactly true or false.',
-      schema: { type: 'boolean', default: false },
-    }),
   );

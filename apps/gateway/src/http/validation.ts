@@ -1,8 +1,11 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import { getMetadataStorage, ValidateBy, ValidateIf } from 'class-validator';
-import { checkBodyHygiene } from './body-hygiene.js';
+import { plainToInstance } from 'class-transformer';
+import { getMetadataStorage, ValidateBy, ValidateIf, validateSync } from 'class-validator';
+import { PageQuery } from '../paging/page-query.js';
+import { QUERY_RULE_ISSUES } from '../paging/query-rules.js';
+import { checkBodyHygiene, isStorableText } from './body-hygiene.js';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
@@ -75,7 +78,7 @@ export function toInvalidParameter(errors: ValidationError[], parentPath = ''): 
   // A wrong type is reported before a wrong size: "must be a string" says more than "1 to 200 characters".
   const rules = Object.keys(constraints);
   const rule = rules.find((name) => !RANGE_CONSTRAINTS.has(name)) ?? rules[0] ?? '';
-  const issue = RANGE_CONSTRAINTS.has(rule) ? ParameterIssue.OutOfRange : ParameterIssue.InvalidFormat;
+  const issue = QUERY_RULE_ISSUES.get(rule) ?? (RANGE_CONSTRAINTS.has(rule) ? ParameterIssue.OutOfRange : ParameterIssue.InvalidFormat);
   return DomainError.invalidParameter(field, issue, `${constraints[rule] ?? `${field} is not valid`}.`);
 }
 
@@ -96,8 +99,42 @@ function checkArraySizes(body: Record<string, unknown>, metatype: NonNullable<Ar
   }
 }
 
+/** The properties a DTO class declares rules for, its inherited ones included. */
+function ruledProperties(dto: NonNullable<ArgumentMetadata['metatype']>): Set<string> {
+  return new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((rule) => rule.propertyName));
+}
+
+const PAGE_PARAMETERS = ruledProperties(PageQuery);
+
 /**
- * Validates bodies against their DTO class: unknown and read-only fields are errors, never dropped.
+ * What a query DTO's class-validator pass cannot say in the API's order (docs/api.md, "Paging"): the
+ * parameters are judged in the order the URL gives them, a repeated one (InvalidFormat), one the
+ * collection does not know (UnknownField), a paging parameter against its rules, a filter holding text
+ * PostgreSQL cannot compare (a NUL, an unpaired surrogate: InvalidFormat); the filters' own rules come
+ * after, in the order the class declares them.
+ */
+function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<ArgumentMetadata['metatype']>): void {
+  const known = ruledProperties(dto);
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value !== 'string') {
+      throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, `${name} must be given once.`);
+    }
+    if (!known.has(name)) {
+      throw DomainError.invalidParameter(name, ParameterIssue.UnknownField, `${name} is not a parameter of this collection.`);
+    }
+    if (PAGE_PARAMETERS.has(name)) {
+      const errors = validateSync(plainToInstance(PageQuery, { [name]: value }) as object);
+      if (errors.length > 0) throw toInvalidParameter(errors);
+    } else if (!isStorableText(value)) {
+      const message = `${name} contains a NUL character or an unpaired UTF-16 surrogate.`;
+      throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, message);
+    }
+  }
+}
+
+/**
+ * Validates bodies and list queries against their DTO class: unknown and read-only fields are errors,
+ * never dropped.
  * Hostile JSON (too deep, prototype keys, unstorable text) and oversized arrays are refused first,
  * before class-transformer copies the body or a validator walks it.
  */
@@ -110,6 +147,10 @@ class BodyValidationPipe extends ValidationPipe {
       }
       checkBodyHygiene(value);
       if (dto) checkArraySizes(value as Record<string, unknown>, dto);
+    }
+    const query = metadata.metatype;
+    if (metadata.type === 'query' && query && (query === PageQuery || query.prototype instanceof PageQuery)) {
+      checkQueryParameters(value as Record<string, unknown>, query);
     }
     return super.transform(value, metadata);
   }

@@ -14,9 +14,9 @@ import {
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
 import { parseIfMatch, withETag } from '../http/etag.js';
-import { parsePageQuery } from '../paging/page-query.js';
+import { PageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import {
   ApiItemParam,
@@ -40,11 +40,10 @@ export class ItemsController {
 
   @Get()
   @ApiOperation({ summary: "List a set's items, oldest first, with cursor paging" })
-  @ApiPageQuery()
   @ApiOkResponse({ type: ItemPageDto, description: 'The items under `items`, next to `metadata`.' })
   @ApiNotFound(SET_NOT_FOUND)
-  list(@SetPath() set: SetRequest, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<ItemPage<Item>> {
-    const { page } = parsePageQuery(query);
+  list(@SetPath() set: SetRequest, @Query() query: PageQuery, @Req() request: FastifyRequest): Promise<ItemPage<Item>> {
+    const page = query.pageRequest();
     return this.services.call(Subjects.oms.items.list, { ...set, page } satisfies ListItemsRequest, request);
   }
 

@@ -8,7 +8,6 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import { RouteConfig } from '@nestjs/platform-fastify';
@@ -22,7 +21,6 @@ import {
   type OperationPage,
   type OperationRequest,
   type OperationResultPage,
-  OperationStatus,
   OperationType,
   Subjects,
   UNFINISHED_OPERATION_STATUSES,
@@ -33,14 +31,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
 import { BULK_BODY_LIMIT_BYTES } from '../config.js';
-import { ApiAccountErrors, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { withETag } from '../http/etag.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { parseBulkAssignBody, parseBulkRetireBody } from './bulk-body.js';
 import { BulkAssignDto, BulkRetireDto, OperationDto, OperationPageDto, OperationResultPageDto } from './dto/operation.dto.js';
-import { parseOperationQuery, parseOperationResultsQuery } from './operation-query.js';
+import { ListOperationResultsQuery, ListOperationsQuery } from './operation-query.js';
 
 /** Retry-After of a bulk request refused by an account quota (unfinished operations or pending entries). */
 export const QUOTA_RETRY_AFTER_S = 5;
@@ -113,22 +111,10 @@ export class OperationsController {
 
   @Get('operations')
   @ApiOperation({ summary: 'List operations, oldest first, with cursor paging; filters combine with AND' })
-  @ApiPageQuery()
-  @ApiQuery({
-    name: 'type',
-    required: false,
-    description: `One type, or several separated by commas: ${Object.values(OperationType).join(', ')}.`,
-    schema: { type: 'string', example: OperationType.BulkRetire },
-  })
-  @ApiQuery({
-    name: 'status',
-    required: false,
-    description: `One status, or several separated by commas: ${Object.values(OperationStatus).join(', ')}.`,
-    schema: { type: 'string', example: 'Pending,Running' },
-  })
   @ApiOkResponse({ type: OperationPageDto, description: 'The operations under `items`, next to `metadata`.' })
-  list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<OperationPage> {
-    const { page, filters } = parseOperationQuery(query);
+  list(@Scope() scope: AccountScope, @Query() query: ListOperationsQuery, @Req() request: FastifyRequest): Promise<OperationPage> {
+    const page = query.pageRequest();
+    const filters = query.filters();
     return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters } satisfies ListOperationsRequest, request);
   }
 
@@ -158,17 +144,16 @@ export class OperationsController {
     description: 'Results appear as entries are processed; entries skipped by a cancel have none.',
   })
   @ApiParam({ name: 'operationId', format: 'uuid' })
-  @ApiPageQuery()
-  @ApiQuery({ name: 'status', required: false, description: 'Succeeded or Failed.', schema: { type: 'string', example: 'Failed' } })
   @ApiOkResponse({ type: OperationResultPageDto, description: 'The results under `items`, next to `metadata`.' })
   @ApiNotFound(NO_OPERATION)
   results(
     @Scope() scope: AccountScope,
     @Param('operationId', OperationIdPipe) operationId: string,
-    @Query() query: Record<string, unknown>,
+    @Query() query: ListOperationResultsQuery,
     @Req() request: FastifyRequest,
   ): Promise<OperationResultPage> {
-    const { page, status } = parseOperationResultsQuery(query);
+    const page = query.pageRequest();
+    const status = query.resultStatus();
     return this.services.call(
       Subjects.oms.operations.results,
       { ...scope, operationId, page, filters: { status } } satisfies ListOperationResultsRequest,

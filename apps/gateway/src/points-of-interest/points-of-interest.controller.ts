@@ -24,11 +24,11 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { parseIfMatch, withETag } from '../http/etag.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
-import { parsePageQuery } from '../paging/page-query.js';
+import { PageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import {
   CreatePointOfInterestDto,
@@ -50,14 +50,13 @@ export class PointsOfInterestController {
 
   @Get()
   @ApiOperation({ summary: 'List points of interest, oldest first, with cursor paging' })
-  @ApiPageQuery()
   @ApiOkResponse({ type: PointOfInterestPageDto, description: 'The points of interest under `items`, next to `metadata`.' })
   list(
     @Scope() scope: AccountScope,
-    @Query() query: Record<string, unknown>,
+    @Query() query: PageQuery,
     @Req() request: FastifyRequest,
   ): Promise<ItemPage<PointOfInterest>> {
-    const { page } = parsePageQuery(query);
+    const page = query.pageRequest();
     return this.services.call(Subjects.oms.pointsOfInterest.list, { ...scope, page } satisfies ListPointsOfInterestRequest, request);
   }
 

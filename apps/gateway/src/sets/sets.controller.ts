@@ -14,9 +14,9 @@ import {
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
 import { parseIfMatch, withETag } from '../http/etag.js';
-import { parsePageQuery } from '../paging/page-query.js';
+import { PageQuery } from '../paging/page-query.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { withDeviceIds } from './set-devices.js';
 import { CreateSetDto, SetDto, SetPageDto, UpdateSetDto } from './dto/set.dto.js';
@@ -39,15 +39,14 @@ export class SetsController {
 
   @Get()
   @ApiOperation({ summary: "List a shipment's sets, oldest first, with cursor paging" })
-  @ApiPageQuery()
   @ApiOkResponse({ type: SetPageDto, description: 'The sets under `items`, each with its `deviceIds`, next to `metadata`.' })
   @ApiNotFound(SHIPMENT_NOT_FOUND)
   async list(
     @ShipmentPath() shipment: ShipmentScope,
-    @Query() query: Record<string, unknown>,
+    @Query() query: PageQuery,
     @Req() request: FastifyRequest,
   ): Promise<ItemPage<ShipmentSet>> {
-    const { page } = parsePageQuery(query);
+    const page = query.pageRequest();
     const target = { ...shipment, page } satisfies ListSetsRequest;
     const found = await this.services.call<ItemPage<ShipmentSet>>(Subjects.oms.sets.list, target, request);
     return { ...found, items: await withDeviceIds(this.services, shipment, found.items, request) };

@@ -7,7 +7,6 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import {
@@ -29,12 +28,12 @@ import type { JsonBytes } from '@tracking/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
-import { ApiAccountErrors, ApiIfMatch, ApiNotFound, ApiPageQuery } from '../http/api-responses.js';
+import { ApiAccountErrors, ApiIfMatch, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { etag, withETag } from '../http/etag.js';
 import { jsonBody } from '../http/json-body.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
-import { parseShipmentQuery } from './dto/shipment-query.js';
+import { ListShipmentsQuery } from './dto/shipment-query.js';
 import { CreateShipmentDto, ShipmentDto, ShipmentPageDto, UpdateShipmentDto } from './dto/shipment.dto.js';
 import { ShipmentIdPipe, TargetShipment, type ShipmentTarget } from './shipment-target.decorator.js';
 
@@ -87,15 +86,6 @@ export class ShipmentsController {
 
   @Get()
   @ApiOperation({ summary: 'List shipments, oldest first, with cursor paging; filters combine with AND' })
-  @ApiPageQuery()
-  @ApiQuery({
-    name: 'status',
-    required: false,
-    description: 'One status, or several separated by commas (any of them).',
-    schema: { type: 'string', example: 'Planned,InTransit' },
-  })
-  @ApiQuery({ name: 'reference', required: false, description: 'Exact reference.', schema: { type: 'string', minLength: 1, maxLength: 200 } })
-  @ApiQuery({ name: 'tag', required: false, description: 'Shipments carrying this tag.', schema: { type: 'string', minLength: 1, maxLength: 50 } })
   @ApiOkResponse({ type: ShipmentPageDto, description: 'The shipments under `items`, next to `metadata`.' })
   @ApiBadRequestResponse({
     type: ErrorEnvelopeDto,
@@ -106,11 +96,12 @@ export class ShipmentsController {
   })
   async list(
     @Scope() scope: AccountScope,
-    @Query() query: Record<string, unknown>,
+    @Query() query: ListShipmentsQuery,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<JsonBytes<ItemPage<Shipment>>> {
-    const { page, filters } = parseShipmentQuery(query);
+    const page = query.pageRequest();
+    const filters = query.filters();
     const json = await this.services.callJson<ItemPage<Shipment>>(
       Subjects.oms.shipments.list,
       { ...scope, page, filters } satisfies ListShipmentsRequest,

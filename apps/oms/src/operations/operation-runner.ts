@@ -14,6 +14,7 @@ import type { EntityManager } from 'typeorm';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
 import { shipmentClosed } from '../sets/shipment-contents.service.js';
+import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import type { OperationEntity } from './operation.entity.js';
 import { type EntryResult, OperationRepository, type PendingEntry } from './operation.repository.js';
@@ -39,6 +40,7 @@ export class OperationRunner {
 
   constructor(
     private readonly operations: OperationRepository,
+    private readonly shipments: ShipmentRepository,
     private readonly dms: DmsClient,
     @Inject(OMS_CONFIG) config: OmsConfig,
     @Inject(OMS_LOGGER) private readonly logger: Logger,
@@ -123,7 +125,7 @@ export class OperationRunner {
    * the devices and links them.
    */
   private async assign(manager: EntityManager, operation: OperationEntity, entries: PendingEntry[]): Promise<EntryResult[]> {
-    const sets = await this.operations.lockSets(manager, operation, entries.map((entry) => entry.setId ?? ''));
+    const sets = await this.shipments.lockSetsForAssignment(manager, operation, entries.map((entry) => entry.setId ?? ''));
     const refusals = new Map<number, EntryError>();
     const chunk: LinkEntry[] = entries.map((entry) => {
       const set = entry.setId === null ? undefined : sets.get(entry.setId);

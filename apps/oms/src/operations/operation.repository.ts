@@ -7,7 +7,6 @@ import {
   OperationResultStatus,
   OperationStatus,
   type PageRequest,
-  type ShipmentStatus,
   UNFINISHED_OPERATION_STATUSES,
 } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
@@ -31,13 +30,6 @@ export interface EntryResult {
 export interface UnfinishedLoad {
   operations: number;
   entries: number;
-}
-
-/** A set an assignment entry names, with its shipment's status, as locked for the chunk. */
-export interface LockedSet {
-  id: string;
-  shipmentId: string;
-  shipmentStatus: ShipmentStatus;
 }
 
 @Injectable()
@@ -159,24 +151,6 @@ export class OperationRepository {
       [operationId, fromIndex, limit],
     );
     return rows.map((row) => ({ index: row.entry_index, setId: row.set_id, deviceId: row.device_id }));
-  }
-
-  /**
-   * The account's sets among `setIds` with their shipments, the shipments locked `FOR SHARE` and the sets
-   * `FOR KEY SHARE` until the transaction ends, as a single assignment locks them.
-   */
-  async lockSets(manager: EntityManager, scope: AccountScope, setIds: string[]): Promise<Map<string, LockedSet>> {
-    const rows: { id: string; shipment_id: string; status: ShipmentStatus }[] = await manager.query(
-      `SELECT s.id, s.shipment_id, sh.status
-         FROM sets AS s JOIN shipments AS sh ON sh.id = s.shipment_id
-        WHERE s.id = ANY($1::uuid[]) AND sh.account_id = $2 AND sh.tenant_id = $3
-        ORDER BY sh.id, s.id
-        FOR SHARE OF sh FOR KEY SHARE OF s`,
-      [[...new Set(setIds)], scope.accountId, scope.tenantId],
-    );
-    return new Map(
-      rows.map((row) => [row.id, { id: row.id, shipmentId: row.shipment_id, shipmentStatus: row.status }]),
-    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ShipmentStoreModule } from '../shipments/shipment-store.module.js';
 import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
 import { OperationMetrics } from './operation-metrics.js';
 import { OperationQueue } from './operation-queue.js';
@@ -20,7 +21,7 @@ export class OperationsModule {}
 
 /** The worker side: the queue consumer, the runner and the retention job (apps/oms/src/worker.ts). */
 @Module({
-  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity])],
+  imports: [TypeOrmModule.forFeature([OperationEntity, OperationEntryEntity]), ShipmentStoreModule],
   providers: [OperationRepository, OperationQueue, OperationRunner, OperationMetrics, OperationWorker, OperationRetention],
 })
 export class OperationWorkerModule {}

@@ -1,15 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { type AccountScope, type PageRequest, ShipmentStatus } from '@tracking/contracts';
+import type { AccountScope, PageRequest } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { PointOfInterestEntity } from './point-of-interest.entity.js';
-
-const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
-  ShipmentStatus.Planned,
-  ShipmentStatus.InTransit,
-  ShipmentStatus.Delivered,
-];
 
 @Injectable()
 export class PointOfInterestRepository {
@@ -65,20 +59,6 @@ export class PointOfInterestRepository {
   async save(manager: EntityManager, pointOfInterest: PointOfInterestEntity): Promise<void> {
     const { seq: _seq, ...columns } = pointOfInterest;
     await manager.update(PointOfInterestEntity, { id: pointOfInterest.id }, columns);
-  }
-
-  /**
-   * Whether an ongoing shipment (Planned, InTransit or Delivered) has the point of interest as origin
-   * or destination. Closed shipments do not count: deleting sets their reference to null.
-   */
-  async isUsedByOngoingShipment(manager: EntityManager, pointOfInterestId: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `SELECT 1 FROM shipments
-        WHERE (origin_id = $1 OR destination_id = $1) AND status = ANY($2::text[])
-        LIMIT 1`,
-      [pointOfInterestId, ONGOING_SHIPMENT_STATUSES],
-    );
-    return rows.length > 0;
   }
 
   async delete(manager: EntityManager, pointOfInterest: PointOfInterestEntity): Promise<void> {

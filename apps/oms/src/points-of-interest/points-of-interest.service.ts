@@ -15,11 +15,15 @@ import { DomainError } from '@tracking/core';
 import { applyChanges, checkVersion } from '@tracking/database';
 import { v7 as uuidv7 } from 'uuid';
 import type { PointOfInterestEntity } from './point-of-interest.entity.js';
+import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { PointOfInterestRepository } from './point-of-interest.repository.js';
 
 @Injectable()
 export class PointsOfInterestService {
-  constructor(private readonly pointsOfInterest: PointOfInterestRepository) {}
+  constructor(
+    private readonly pointsOfInterest: PointOfInterestRepository,
+    private readonly shipments: ShipmentRepository,
+  ) {}
 
   async list(request: ListPointsOfInterestRequest): Promise<ItemPage<PointOfInterest>> {
     const { rows, metadata } = await this.pointsOfInterest.findPage(request, request.page);
@@ -81,7 +85,7 @@ export class PointsOfInterestService {
     return this.pointsOfInterest.withLockedPointOfInterest(request, id, async (entity, manager) => {
       if (!entity) throw notFound(id);
       checkVersion('point of interest', entity, request.expectedVersion);
-      if (await this.pointsOfInterest.isUsedByOngoingShipment(manager, entity.id)) {
+      if (await this.shipments.usesPointOfInterest(manager, entity.id)) {
         throw new DomainError(
           ErrorCode.PointOfInterestInUse,
           'The point of interest is the origin or destination of an ongoing shipment; change or close that shipment first.',

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { PageRequest, ShipmentScope, ShipmentStatus } from '@tracking/contracts';
+import type { PageRequest } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { validate as isUuid } from 'uuid';
@@ -9,36 +9,12 @@ import { SetEntity } from './set.entity.js';
 /** How a write locks the row it reads, from weakest: keep it from being deleted, from being changed, from both. */
 export type RowLock = 'for_key_share' | 'for_no_key_update' | 'pessimistic_write';
 
-const SHIPMENT_STATUS = 'SELECT status FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3';
-/** Conflicts with the `FOR UPDATE` of the shipment's lifecycle transitions and deletes, not with itself. */
-const SHIPMENT_STATUS_FOR_SHARE = `${SHIPMENT_STATUS} FOR SHARE`;
-
 @Injectable()
 export class SetRepository {
   constructor(
     @InjectRepository(SetEntity) private readonly sets: Repository<SetEntity>,
     private readonly cursors: CursorCodec,
   ) {}
-
-  /** The status of the account's shipment; null when the account has no such shipment. */
-  findShipmentStatus(scope: ShipmentScope): Promise<ShipmentStatus | null> {
-    return shipmentStatus(this.sets.manager, SHIPMENT_STATUS, scope);
-  }
-
-  /**
-   * Runs `work` in one transaction that first locks the account's shipment `FOR SHARE` and passes its
-   * status (null: no such shipment). Lifecycle transitions and deletes lock the shipment `FOR UPDATE`,
-   * so they wait until `work` has committed, and a transition that committed first is the status seen:
-   * the status stays true while `work` writes. Writers of sets and items share the lock.
-   */
-  withShipmentLockedForShare<T>(
-    scope: ShipmentScope,
-    work: (status: ShipmentStatus | null, manager: EntityManager) => Promise<T>,
-  ): Promise<T> {
-    return this.sets.manager.transaction(async (manager) =>
-      work(await shipmentStatus(manager, SHIPMENT_STATUS_FOR_SHARE, scope), manager),
-    );
-  }
 
   async insert(manager: EntityManager, set: Omit<SetEntity, 'seq'>): Promise<void> {
     await lockInsertOrder(manager, `sets:${set.shipmentId}`);
@@ -72,10 +48,4 @@ export class SetRepository {
   async delete(manager: EntityManager, set: SetEntity): Promise<void> {
     await manager.delete(SetEntity, { id: set.id });
   }
-}
-
-async function shipmentStatus(manager: EntityManager, sql: string, scope: ShipmentScope): Promise<ShipmentStatus | null> {
-  if (!isUuid(scope.shipmentId)) return null;
-  const rows: { status: ShipmentStatus }[] = await manager.query(sql, [scope.shipmentId, scope.accountId, scope.tenantId]);
-  return rows[0]?.status ?? null;
 }

@@ -3,6 +3,7 @@ import { CLOSED_SHIPMENT_STATUSES, ErrorCode, type SetRequest, type ShipmentScop
 import { DomainError } from '@tracking/core';
 import type { EntityManager } from 'typeorm';
 import type { SetEntity } from './set.entity.js';
+import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { type RowLock, SetRepository } from './set.repository.js';
 
 /**
@@ -12,11 +13,14 @@ import { type RowLock, SetRepository } from './set.repository.js';
  */
 @Injectable()
 export class ShipmentContentsService {
-  constructor(private readonly sets: SetRepository) {}
+  constructor(
+    private readonly shipments: ShipmentRepository,
+    private readonly sets: SetRepository,
+  ) {}
 
   /** For reads: ShipmentNotExists unless the account has the shipment. */
   async requireShipment(scope: ShipmentScope): Promise<void> {
-    if ((await this.sets.findShipmentStatus(scope)) === null) throw shipmentNotFound(scope.shipmentId);
+    if ((await this.shipments.findStatus(scope)) === null) throw shipmentNotFound(scope.shipmentId);
   }
 
   /** For reads: the shipment's set, else ShipmentNotExists or SetNotExists. */
@@ -27,11 +31,11 @@ export class ShipmentContentsService {
 
   /**
    * For writes: runs `work` in one transaction with the shipment locked against lifecycle transitions
-   * (see `SetRepository.withShipmentLockedForShare`), once it is known to be the account's. `work` makes
+   * (see `ShipmentRepository.withLockedForContents`), once it is known to be the account's. `work` makes
    * its own 404 and 412 checks, then calls `assertOpen()`, so a closed shipment cannot hide a 404.
    */
   write<T>(scope: ShipmentScope, work: (shipment: ShipmentWrite) => Promise<T>): Promise<T> {
-    return this.sets.withShipmentLockedForShare(scope, (status, manager) => {
+    return this.shipments.withLockedForContents(scope, (status, manager) => {
       if (status === null) throw shipmentNotFound(scope.shipmentId);
       return work(new ShipmentWrite(this.sets, scope.shipmentId, status, manager));
     });

@@ -1,11 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { AccountScope, PageRequest, ShipmentFilters } from '@tracking/contracts';
+import { type AccountScope, type PageRequest, type ShipmentFilters, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
 import { batchedRows } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
+import { validate as isUuid } from 'uuid';
 import { ShipmentEntity } from './shipment.entity.js';
 
+const SHIPMENT_STATUS = 'SELECT status FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3';
+/** Conflicts with the `FOR UPDATE` of the shipment's lifecycle transitions and deletes, not with itself. */
+const SHIPMENT_STATUS_FOR_SHARE = `${SHIPMENT_STATUS} FOR SHARE`;
+
+/** Shipments that still use their points of interest: deleting a closed one sets its references to null. */
+const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
+  ShipmentStatus.Planned,
+  ShipmentStatus.InTransit,
+  ShipmentStatus.Delivered,
+];
+
+/** A set an assignment names, with its shipment's status, as locked for the transaction. */
+export interface LockedSet {
+  id: string;
+  shipmentId: string;
+  shipmentStatus: ShipmentStatus;
+}
+
+/**
+ * Every statement on the `shipments` table, including those that sets, items, assignments, points of
+ * interest and bulk operations make: one place to read for which locks a shipment takes and in which order.
+ */
 @Injectable()
 export class ShipmentRepository {
   constructor(
@@ -100,6 +123,55 @@ export class ShipmentRepository {
     return new Set(rows.map((row) => row.id));
   }
 
+  /** The status of the account's shipment; null when the account has no such shipment. */
+  findStatus(scope: ShipmentScope): Promise<ShipmentStatus | null> {
+    return shipmentStatus(this.shipments.manager, SHIPMENT_STATUS, scope);
+  }
+
+  /**
+   * Runs `work` in one transaction that first locks the account's shipment `FOR SHARE` and passes its
+   * status (null: no such shipment). Lifecycle transitions and deletes lock the shipment `FOR UPDATE`,
+   * so they wait until `work` has committed, and a transition that committed first is the status seen:
+   * the status stays true while `work` writes. Writers of sets, items and assignments share the lock.
+   */
+  withLockedForContents<T>(scope: ShipmentScope, work: (status: ShipmentStatus | null, manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.shipments.manager.transaction(async (manager) =>
+      work(await shipmentStatus(manager, SHIPMENT_STATUS_FOR_SHARE, scope), manager),
+    );
+  }
+
+  /**
+   * The account's sets among `setIds` with their shipments, the shipments locked `FOR SHARE` and the sets
+   * `FOR KEY SHARE` until the transaction of `manager` ends, as a single assignment locks them.
+   */
+  async lockSetsForAssignment(manager: EntityManager, scope: AccountScope, setIds: string[]): Promise<Map<string, LockedSet>> {
+    const rows: { id: string; shipment_id: string; status: ShipmentStatus }[] = await manager.query(
+      `SELECT s.id, s.shipment_id, sh.status
+         FROM sets AS s JOIN shipments AS sh ON sh.id = s.shipment_id
+        WHERE s.id = ANY($1::uuid[]) AND sh.account_id = $2 AND sh.tenant_id = $3
+        ORDER BY sh.id, s.id
+        FOR SHARE OF sh FOR KEY SHARE OF s`,
+      [[...new Set(setIds)], scope.accountId, scope.tenantId],
+    );
+    return new Map(
+      rows.map((row) => [row.id, { id: row.id, shipmentId: row.shipment_id, shipmentStatus: row.status }]),
+    );
+  }
+
+  /**
+   * Whether an ongoing shipment (Planned, InTransit or Delivered) has the point of interest as origin
+   * or destination, in the transaction of `manager`. Closed shipments do not count.
+   */
+  async usesPointOfInterest(manager: EntityManager, pointOfInterestId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM shipments
+        WHERE (origin_id = $1 OR destination_id = $1) AND status = ANY($2::text[])
+        LIMIT 1`,
+      [pointOfInterestId, ONGOING_SHIPMENT_STATUSES],
+    );
+    return rows.length > 0;
+  }
+
   async save(manager: EntityManager, shipment: ShipmentEntity): Promise<void> {
     const { seq: _seq, ...columns } = shipment;
     await manager.update(ShipmentEntity, { id: shipment.id }, columns);
@@ -108,4 +180,11 @@ export class ShipmentRepository {
   async delete(manager: EntityManager, shipment: ShipmentEntity): Promise<void> {
     await manager.delete(ShipmentEntity, { id: shipment.id });
   }
+}
+
+async function shipmentStatus(manager: EntityManager, sql: string, scope: ShipmentScope): Promise<ShipmentStatus | null> {
+  // A path id that is not a UUID names no shipment (and PostgreSQL would refuse it as a uuid).
+  if (!isUuid(scope.shipmentId)) return null;
+  const rows: { status: ShipmentStatus }[] = await manager.query(sql, [scope.shipmentId, scope.accountId, scope.tenantId]);
+  return rows[0]?.status ?? null;
 }

@@ -1,13 +1,11 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { ShipmentEntity } from './shipment.entity.js';
-import { ShipmentRepository } from './shipment.repository.js';
+import { ShipmentStoreModule } from './shipment-store.module.js';
 import { ShipmentsHandler } from './shipments.handler.js';
 import { ShipmentsService } from './shipments.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ShipmentEntity])],
+  imports: [ShipmentStoreModule],
   controllers: [ShipmentsHandler],
-  providers: [ShipmentsService, ShipmentRepository],
+  providers: [ShipmentsService],
 })
 export class ShipmentsModule {}
