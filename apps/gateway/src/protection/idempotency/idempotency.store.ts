@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import type { Result } from 'ioredis';
 import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
-import { LuaScript } from '../redis/lua-script.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
 
@@ -31,31 +31,42 @@ export type Reservation =
  * KEYS[1] record; ARGV[1] fingerprint, ARGV[2] owner, ARGV[3] marker TTL ms.
  * Returns nil when taken, else {state, fingerprint, response or false}.
  */
-const RESERVE = new LuaScript(`
+const RESERVE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'response')
 end
 redis.call('HSET', KEYS[1], 'state', 'running', 'fingerprint', ARGV[1], 'owner', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return nil
-`);
+`;
 
 /** Records the response, if this request still owns the record. ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms. */
-const COMPLETE = new LuaScript(`
+const COMPLETE = `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
 redis.call('HDEL', KEYS[1], 'owner')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
-`);
+`;
 
 /** Frees the key, if this request still owns it. ARGV[1] owner. */
-const RELEASE = new LuaScript(`
+const RELEASE = `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
-`);
+`;
 
-/** Idempotency records in the shared Redis, one per application and key. */
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    idempotencyReserve(record: string, fingerprint: string, owner: string, markerTtlMs: number): Result<unknown, Context>;
+    idempotencyComplete(record: string, owner: string, response: string, ttlMs: number): Result<unknown, Context>;
+    idempotencyRelease(record: string, owner: string): Result<unknown, Context>;
+  }
+}
+
+/**
+ * Idempotency records in the shared Redis, one per application and key. The scripts are the client's
+ * commands (`defineCommand`): ioredis sends them by SHA1 and their source when Redis does not know them.
+ */
 @Injectable()
 export class IdempotencyStore {
   /**
@@ -74,6 +85,9 @@ export class IdempotencyStore {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.inFlightMs = 3 * config.RPC_TIMEOUT_MS;
+    redis.client.defineCommand('idempotencyReserve', { numberOfKeys: 1, lua: RESERVE });
+    redis.client.defineCommand('idempotencyComplete', { numberOfKeys: 1, lua: COMPLETE });
+    redis.client.defineCommand('idempotencyRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
   /** The Redis key of an application's idempotency key (hashed: keys are up to 255 characters). */
@@ -85,7 +99,7 @@ export class IdempotencyStore {
   async reserve(record: string, fingerprint: string): Promise<Reservation> {
     this.requireRedis();
     const owner = randomUUID();
-    const reply = await RESERVE.run(this.redis.client, [record], [fingerprint, owner, this.inFlightMs]);
+    const reply = await this.redis.client.idempotencyReserve(record, fingerprint, owner, this.inFlightMs);
     if (reply === null) return { outcome: 'acquired', owner };
     const [state, storedFingerprint, response] = reply as [string | null, string | null, string | null];
     if (storedFingerprint !== fingerprint) return { outcome: 'reused' };
@@ -95,12 +109,12 @@ export class IdempotencyStore {
 
   async complete(record: string, owner: string, response: StoredResponse): Promise<void> {
     this.requireRedis();
-    await COMPLETE.run(this.redis.client, [record], [owner, JSON.stringify(response), KEEP_RESPONSE_MS]);
+    await this.redis.client.idempotencyComplete(record, owner, JSON.stringify(response), KEEP_RESPONSE_MS);
   }
 
   async release(record: string, owner: string): Promise<void> {
     this.requireRedis();
-    await RELEASE.run(this.redis.client, [record], [owner]);
+    await this.redis.client.idempotencyRelease(record, owner);
   }
 
   private requireRedis(): void {
