@@ -190,6 +190,17 @@ describe('Idempotency-Key on POST', () => {
     expect(ttl).toBeLessThanOrEqual(DAY_MS);
   });
 
+  it('keeps reserving and replaying after Redis forgets its scripts (SCRIPT FLUSH, as after a restart)', async () => {
+    const key = randomUUID();
+    const body = { name: 'Across a flush', tags: [`flush-${key}`] };
+    await redis.script('FLUSH');
+    const first = await post(shipments, key, { body });
+    expect(first.status).toBe(201);
+    await redis.script('FLUSH');
+    expectReplayOf(await post(shipments, key, { body }), first);
+    expect(await countShipments(`tag=flush-${key}`)).toBe(1);
+  });
+
   it('refuses a key that is not 1..255 visible characters: 400 InvalidParameter', async () => {
     expectInvalidParameter(await post(shipments, 'k'.repeat(256), { body: { name: 'Long key' } }), 'Idempotency-Key', 'OutOfRange');
     expectInvalidParameter(await post(shipments, '', { body: { name: 'Empty key' } }), 'Idempotency-Key', 'OutOfRange');

@@ -6,7 +6,7 @@ import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { expectError } from '../support/http-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
-import { mintToken } from '../support/tokens.js';
+import { expectUnauthorized, mintToken } from '../support/tokens.js';
 
 const TOKEN_PATH = '/v1/applications/token';
 /** Quota 5 a minute: one request every 12 s, so nothing refills while a test runs. */
@@ -158,6 +158,41 @@ describe('rate limits', () => {
       const own = await stack.request('GET', path, { token: victim.token });
       expect(own.status).toBe(200);
       expect(rateLimits(own).get('application')?.r).toBe(4);
+    });
+
+    it('counts a token that authentication refuses per address, as it answers 401: one verification for both', async () => {
+      const victim = await createTenant(stack);
+      const path = `/v1/accounts/${victim.accountIds[0]}/shipments`;
+      // Signed with the gateway's own key, for a real application, but issued 2 minutes ahead: beyond the
+      // 60 s skew, so not a token of ours. Signature, iss, aud and exp alone would pass it.
+      const early = await mintToken(stack, victim.applicationId, victim.tenantId, { claims: { iat: Math.floor(Date.now() / 1000) + 120 } });
+      const address = freshAddress();
+      for (let i = 0; i < 3; i++) {
+        const refused = await stack.request('GET', path, { token: early, headers: address });
+        expectUnauthorized(refused);
+        expect(refused.headers.get('ratelimit-policy')).toBe(SLOW_POLICY('address'));
+        expect(rateLimits(refused).get('address')?.r).toBe(4 - i);
+      }
+      // With a body, refused before the body is read: the same outcome, the same bucket.
+      for (let i = 3; i < 5; i++) {
+        const refused = await stack.request('POST', path, { token: early, headers: address, body: { name: 'x' } });
+        expectUnauthorized(refused);
+        expect(rateLimits(refused).get('address')?.r).toBe(4 - i);
+      }
+      expectRateLimited(await stack.request('GET', path, { token: early, headers: address }), 'address');
+      // The application the token names spent nothing.
+      const own = await stack.request('GET', path, { token: victim.token });
+      expect(own.status).toBe(200);
+      expect(rateLimits(own).get('application')?.r).toBe(4);
+    });
+
+    it('keeps counting after Redis forgets its scripts (SCRIPT FLUSH, as after a restart)', async () => {
+      const tenant = await createTenant(stack);
+      const read = () => stack.request('GET', `/v1/accounts/${tenant.accountIds[0]}/shipments`, { token: tenant.token });
+      expect(rateLimits(await read()).get('application')?.r).toBe(4);
+      await redis.script('FLUSH');
+      expect(rateLimits(await read()).get('application')?.r).toBe(3);
+      expect(rateLimits(await read()).get('application')?.r).toBe(2);
     });
 
     it('counts an IPv6 client by its /64 network', async () => {

@@ -13,20 +13,22 @@ const AUTHENTICATED_PREFIX = '/v1/accounts/';
 type AuthenticatedRequest = { user?: Principal; headers: Record<string, string | string[] | undefined> };
 
 /**
- * The one verification of access tokens, for `JwtAuthGuard` and for the check that runs before a body is
- * read. A request is verified at most once: whichever of the two comes first sets `request.user`, the
- * other takes it.
+ * The one verification of access tokens, for the rate limit (`onRequest`: whose quota a request spends),
+ * for the check that runs before a body is read, and for `JwtAuthGuard`. A request is verified at most
+ * once: whichever comes first verifies, the others take its outcome (the principal or the refusal), so
+ * they cannot disagree on whether a token is valid.
  */
 @Injectable()
 export class Authenticator {
-  private readonly authenticated = new WeakSet<object>();
+  private readonly outcomes = new WeakMap<object, Promise<Principal>>();
 
   constructor(private readonly strategy: JwtStrategy) {}
 
   /**
    * On the routes that need a token, verifies it before Fastify reads the body: a request without a valid
    * token gets its 401 without its body being read into memory or parsed, whatever its size or content.
-   * A `preParsing` hook, so that the rate limit (`onRequest`) still counts the request first.
+   * A `preParsing` hook: the rate limit (`onRequest`) has already verified a token and counted the
+   * request; this takes that outcome.
    */
   registerBeforeBody(instance: FastifyInstance): void {
     instance.addHook('preParsing', async (request, reply, payload) => {
@@ -36,12 +38,26 @@ export class Authenticator {
   }
 
   /** Sets `request.user` to the principal of the request's token, or throws 401 `Unauthorized`. */
-  async authenticate(request: AuthenticatedRequest, response: unknown): Promise<Principal> {
-    if (this.authenticated.has(request) && request.user !== undefined) return request.user;
-    const principal = await this.verify(request, response);
-    request.user = principal;
-    this.authenticated.add(request);
-    return principal;
+  authenticate(request: AuthenticatedRequest, response: unknown): Promise<Principal> {
+    let outcome = this.outcomes.get(request);
+    if (outcome === undefined) {
+      outcome = this.verify(request, response).then((principal) => (request.user = principal));
+      this.outcomes.set(request, outcome);
+    }
+    return outcome;
+  }
+
+  /**
+   * The principal of the request's token, or undefined when it has none or `authenticate` refuses it (or
+   * fails: the identity database is down); the guard later answers with that same outcome.
+   */
+  async principalOf(request: AuthenticatedRequest, response: unknown): Promise<Principal | undefined> {
+    if (bearerToken(request) === null) return undefined;
+    try {
+      return await this.authenticate(request, response);
+    } catch {
+      return undefined;
+    }
   }
 
   private async verify(request: AuthenticatedRequest, response: unknown): Promise<Principal> {

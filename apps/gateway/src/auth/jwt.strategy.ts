@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { decodeProtectedHeader } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { Strategy } from 'passport-jwt';
 import { type GatewayConfig, TOKEN_TTL_SECONDS } from '../config.js';
 import { AccessService } from '../identity/access.service.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
 import type { Principal } from './principal.js';
 import { SIGNING_ALGORITHM, SigningKeysService } from './signing-keys.service.js';
-import { VerifiedTokens } from './verified-tokens.js';
 
 /** The clock skew allowed between the gateway replicas that issue and verify tokens (docs/api.md, "Authentication and roles"). */
 const CLOCK_SKEW_SECONDS = 60;
@@ -39,6 +39,8 @@ export function withinTokenLifetime(claims: { exp?: unknown; iat?: unknown }): b
 
 /** How long a verified token is taken on trust: no longer than a disabled application's tokens may work. */
 const VERIFIED_FOR_MS = 60000;
+/** How many verified tokens are remembered; the least recently used goes first. */
+const VERIFIED_CAPACITY = 10000;
 
 export interface AccessTokenClaims {
   sub?: unknown;
@@ -53,7 +55,7 @@ export interface AccessTokenClaims {
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
-  private readonly verified = new VerifiedTokens<AccessTokenClaims>();
+  private readonly verified = new LRUCache<string, AccessTokenClaims>({ max: VERIFIED_CAPACITY, ttl: VERIFIED_FOR_MS });
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -101,7 +103,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   /** Remembers a token passport has just accepted, with its claims. */
   rememberVerified(token: string, claims: AccessTokenClaims): void {
     if (typeof claims.exp !== 'number') return;
-    this.verified.set(token, claims, Math.min(Date.now() + VERIFIED_FOR_MS, (claims.exp + CLOCK_SKEW_SECONDS) * 1000));
+    const ttl = Math.min(VERIFIED_FOR_MS, (claims.exp + CLOCK_SKEW_SECONDS) * 1000 - Date.now());
+    if (ttl > 0) this.verified.set(token, claims, { ttl });
   }
 
   /** Returning false makes passport answer 401. */

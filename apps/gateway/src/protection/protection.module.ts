@@ -5,7 +5,6 @@ import { ProtectionMetrics } from './protection.metrics.js';
 import { RateLimitHooks } from './rate-limit/rate-limit.hooks.js';
 import { RateLimitPolicies } from './rate-limit/rate-limit.policies.js';
 import { RateLimiter } from './rate-limit/rate-limiter.service.js';
-import { TokenSubjects } from './rate-limit/token-subjects.js';
 import { SharedRedis } from './redis/shared-redis.js';
 
 /**
@@ -22,7 +21,6 @@ import { SharedRedis } from './redis/shared-redis.js';
     ProtectionMetrics,
     RateLimitPolicies,
     RateLimiter,
-    TokenSubjects,
     RateLimitHooks,
     IdempotencyStore,
   ],

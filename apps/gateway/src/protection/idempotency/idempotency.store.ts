@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import type { Result } from 'ioredis';
 import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
-import { LuaScript } from '../redis/lua-script.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
 
@@ -49,7 +49,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
  * Returns nil when taken, {'full', ms until the oldest expires} when over the cap,
  * else {state, fingerprint, response or false}.
  */
-const RESERVE = new LuaScript(`
+const RESERVE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'response')
 end
@@ -64,13 +64,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return nil
-`);
+`;
 
 /**
  * Records the response, if this request still owns the record; its entry in the index moves to the
  * record's new expiry. KEYS[1] record, KEYS[2] index; ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms.
  */
-const COMPLETE = new LuaScript(`
+const COMPLETE = `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 ${NOW_MS}
 redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
@@ -79,16 +79,35 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
-`);
+`;
 
 /** Frees the key, if this request still owns it. KEYS[1] record, KEYS[2] index; ARGV[1] owner. */
-const RELEASE = new LuaScript(`
+const RELEASE = `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[2], KEYS[1])
 return redis.call('DEL', KEYS[1])
-`);
+`;
 
-/** Idempotency records in the shared Redis, one per application and key. */
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    idempotencyReserve(
+      record: string,
+      index: string,
+      fingerprint: string,
+      owner: string,
+      markerTtlMs: number,
+      maxRecords: number,
+      indexTtlMs: number,
+    ): Result<unknown, Context>;
+    idempotencyComplete(record: string, index: string, owner: string, response: string, ttlMs: number): Result<unknown, Context>;
+    idempotencyRelease(record: string, index: string, owner: string): Result<unknown, Context>;
+  }
+}
+
+/**
+ * Idempotency records in the shared Redis, one per application and key. The scripts are the client's
+ * commands (`defineCommand`): ioredis sends them by SHA1 and their source when Redis does not know them.
+ */
 @Injectable()
 export class IdempotencyStore {
   /**
@@ -108,6 +127,9 @@ export class IdempotencyStore {
   ) {
     this.inFlightMs = 3 * config.RPC_TIMEOUT_MS;
     this.maxKeys = config.IDEMPOTENCY_MAX_KEYS_PER_APPLICATION;
+    redis.client.defineCommand('idempotencyReserve', { numberOfKeys: 2, lua: RESERVE });
+    redis.client.defineCommand('idempotencyComplete', { numberOfKeys: 2, lua: COMPLETE });
+    redis.client.defineCommand('idempotencyRelease', { numberOfKeys: 2, lua: RELEASE });
   }
 
   /** Records one application may hold at once (IDEMPOTENCY_MAX_KEYS_PER_APPLICATION). */
@@ -125,11 +147,7 @@ export class IdempotencyStore {
   async reserve(record: IdempotencyRecord, fingerprint: string): Promise<Reservation> {
     this.requireRedis();
     const owner = randomUUID();
-    const reply = await RESERVE.run(
-      this.redis.client,
-      [record.key, record.index],
-      [fingerprint, owner, this.inFlightMs, this.maxKeys, KEEP_RESPONSE_MS],
-    );
+    const reply = await this.redis.client.idempotencyReserve(record.key, record.index, fingerprint, owner, this.inFlightMs, this.maxKeys, KEEP_RESPONSE_MS);
     if (reply === null) return { outcome: 'acquired', owner };
     const [state, storedFingerprint, response] = reply as [string | null, string | null, string | null];
     if (state === 'full') return { outcome: 'full', retryAfterMs: Number(storedFingerprint) };
@@ -140,12 +158,12 @@ export class IdempotencyStore {
 
   async complete(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<void> {
     this.requireRedis();
-    await COMPLETE.run(this.redis.client, [record.key, record.index], [owner, JSON.stringify(response), KEEP_RESPONSE_MS]);
+    await this.redis.client.idempotencyComplete(record.key, record.index, owner, JSON.stringify(response), KEEP_RESPONSE_MS);
   }
 
   async release(record: IdempotencyRecord, owner: string): Promise<void> {
     this.requireRedis();
-    await RELEASE.run(this.redis.client, [record.key, record.index], [owner]);
+    await this.redis.client.idempotencyRelease(record.key, record.index, owner);
   }
 
   private requireRedis(): void {

@@ -1,4 +1,14 @@
-import { LuaScript } from '../redis/lua-script.js';
+import type { Redis, Result } from 'ioredis';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /**
+     * The GCRA script below, defined on the client by `defineGcra`: the number of buckets, the buckets,
+     * then the emission interval in µs, the burst and 1 (charge) or -1 (refund).
+     */
+    gcra(...args: [bucketCount: number, ...bucketsThenArgs: (string | number)[]]): Result<unknown, Context>;
+  }
+}
 
 /**
  * GCRA (the generic cell rate algorithm, a token bucket kept as one timestamp) in one Lua script, so
@@ -17,7 +27,7 @@ import { LuaScript } from '../redis/lua-script.js';
  * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] 1 (charge) or -1 (refund).
  * Returns {allowed (1 or 0), remaining requests now, ms until one more request is available}.
  */
-export const GCRA_SCRIPT = new LuaScript(`
+const GCRA_SCRIPT = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local interval = tonumber(ARGV[1])
@@ -49,7 +59,16 @@ end
 local remaining = math.floor((capacity - debt) / interval)
 local untilNext = debt - capacity + (remaining + 1) * interval
 return {allowed, remaining, math.ceil(untilNext / 1000)}
-`);
+`;
+
+/**
+ * Defines the script as the client's `gcra` command: ioredis sends it by its SHA1 (EVALSHA) and, when the
+ * server does not know it (a restart, a failover, SCRIPT FLUSH), sends its source once (EVAL).
+ */
+export function defineGcra(redis: Redis): void {
+  // No numberOfKeys: a request may be counted in several buckets, so each call passes their number first.
+  redis.defineCommand('gcra', { lua: GCRA_SCRIPT });
+}
 
 /** The answer of the script for one bucket. */
 export interface RateDecision {

@@ -3,6 +3,7 @@ import { ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validate as isUuid } from 'uuid';
+import { Authenticator } from '../../auth/authenticator.js';
 import { sendError } from '../../http/error.filter.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { rateLimitAddress } from './client-address.js';
@@ -10,7 +11,6 @@ import type { RateDecision } from './gcra.script.js';
 import { limitField, policyField, secondsUntil } from './rate-limit.headers.js';
 import { type Policy, RateLimitPolicies } from './rate-limit.policies.js';
 import { RateLimiter } from './rate-limiter.service.js';
-import { TokenSubjects } from './token-subjects.js';
 
 const TOKEN_ROUTE = '/v1/applications/token';
 
@@ -24,8 +24,8 @@ interface Counted {
  * Rate limiting as Fastify hooks, so it runs for every request before any other work, including
  * those Nest never routes (unknown routes, bodies that fail to parse), and every response carries
  * the RateLimit headers of the policies it was counted under:
- * - a request with a valid bearer token counts against its application (`application`, per-tenant
- *   overrides apply), whatever the route;
+ * - a request whose bearer token `Authenticator` accepts counts against its application (`application`,
+ *   per-tenant overrides apply), whatever the route; the guard later takes that same verification;
  * - `POST /v1/applications/token` counts against the client address (`token-address`) when it
  *   arrives; then, once the body is parsed and before any secret is hashed, against the failure
  *   buckets of (address, tenant of the body) and (address, application of the body)
@@ -45,7 +45,7 @@ export class RateLimitHooks {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly policies: RateLimitPolicies,
-    private readonly tokens: TokenSubjects,
+    private readonly authenticator: Authenticator,
     private readonly metrics: ProtectionMetrics,
   ) {}
 
@@ -62,8 +62,8 @@ export class RateLimitHooks {
     if (isTokenRoute(request)) {
       refused = await this.count(request, reply, this.policies.tokenAddress(), address);
     } else {
-      const subject = await this.tokens.subjectOf(request.headers.authorization);
-      if (subject) refused = await this.count(request, reply, this.policies.application(subject.tenantId), subject.applicationId);
+      const principal = await this.authenticator.principalOf(request, reply);
+      if (principal) refused = await this.count(request, reply, this.policies.application(principal.tenantId), principal.applicationId);
       else refused = await this.count(request, reply, this.policies.address(), address);
     }
     return refused ? reply : undefined;

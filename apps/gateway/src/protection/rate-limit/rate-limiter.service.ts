@@ -4,7 +4,7 @@ import { LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
-import { GCRA_SCRIPT, type RateDecision, toRateDecision } from './gcra.script.js';
+import { defineGcra, type RateDecision, toRateDecision } from './gcra.script.js';
 import type { Policy } from './rate-limit.policies.js';
 
 const LOG_INTERVAL_MS = 30000;
@@ -18,7 +18,9 @@ export class RateLimiter {
     private readonly redis: SharedRedis,
     private readonly metrics: ProtectionMetrics,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    defineGcra(redis.client);
+  }
 
   /**
    * Counts one request of `subject` (an application id, a tenant id, an address) under `policy`; with
@@ -41,7 +43,7 @@ export class RateLimiter {
     try {
       if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
       const keys = subjects.map((subject) => this.redis.key('ratelimit', policy.name, subject));
-      const reply = await GCRA_SCRIPT.run(this.redis.client, keys, [intervalMicros, burst, step]);
+      const reply = await this.redis.client.gcra(keys.length, ...keys, intervalMicros, burst, step);
       return toRateDecision(reply);
     } catch (error) {
       this.metrics.redisFailures.inc({ feature: 'rate_limit' });
