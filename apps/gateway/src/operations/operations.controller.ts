@@ -16,17 +16,13 @@ import {
   type AccountScope,
   type CreateOperationRequest,
   ErrorCode,
-  type ListOperationResultsRequest,
-  type ListOperationsRequest,
   type Operation,
   type OperationPage,
-  type OperationRequest,
   type OperationResultPage,
   OperationStatus,
   OperationType,
   Subjects,
   UNFINISHED_OPERATION_STATUSES,
-  type Versioned,
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
@@ -123,7 +119,7 @@ export class OperationsController {
   @ApiOkResponse({ type: OperationPageDto, description: 'The operations under `items`, next to `metadata`.' })
   list(@Scope() scope: AccountScope, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest): Promise<OperationPage> {
     const { page, filters } = parseOperationQuery(query);
-    return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters } satisfies ListOperationsRequest, request);
+    return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters }, request);
   }
 
   @Get('operations/:operationId')
@@ -137,9 +133,9 @@ export class OperationsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Operation> {
-    const found = await this.services.call<Versioned<Operation>>(
+    const found = await this.services.call(
       Subjects.oms.operations.get,
-      { ...scope, operationId } satisfies OperationRequest,
+      { ...scope, operationId },
       request,
     );
     if (UNFINISHED_OPERATION_STATUSES.includes(found.resource.status)) reply.header('Retry-After', '1');
@@ -165,7 +161,7 @@ export class OperationsController {
     const { page, status } = parseOperationResultsQuery(query);
     return this.services.call(
       Subjects.oms.operations.results,
-      { ...scope, operationId, page, filters: { status } } satisfies ListOperationResultsRequest,
+      { ...scope, operationId, page, filters: { status } },
       request,
     );
   }
@@ -185,11 +181,11 @@ export class OperationsController {
     @Param('operationId', OperationIdPipe) operationId: string,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    await this.services.call(Subjects.oms.operations.cancel, { ...scope, operationId } satisfies OperationRequest, request);
+    await this.services.call(Subjects.oms.operations.cancel, { ...scope, operationId }, request);
   }
 
   private async start(operation: CreateOperationRequest, request: FastifyRequest, reply: FastifyReply): Promise<Operation> {
-    const created = await this.services.call<Versioned<Operation>>(Subjects.oms.operations.create, operation, request);
+    const created = await this.services.call(Subjects.oms.operations.create, operation, request);
     reply.header('Location', created.resource.url);
     reply.header('Retry-After', '1');
     return withETag(reply, created);
