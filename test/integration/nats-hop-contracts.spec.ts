@@ -24,6 +24,7 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 /** What the handlers below were sent, in order. */
 const received: unknown[] = [];
+let setDeletes = 0;
 
 @Controller()
 class ReplyLessHandlers {
@@ -35,7 +36,9 @@ class ReplyLessHandlers {
 
   /** Returns nothing without a promise. */
   @Handles(Subjects.oms.sets.delete)
-  deleteSet(): void {}
+  deleteSet(): void {
+    setDeletes += 1;
+  }
 
   /** Fails: the empty reply must not hide an error. */
   @Handles(Subjects.oms.items.delete)
@@ -79,6 +82,7 @@ describe('NATS hop contracts', () => {
     await expect(rpc.call(Subjects.oms.shipments.delete, request)).resolves.toBeNull();
     expect(received).toEqual([request]);
     await expect(rpc.call(Subjects.oms.sets.delete, { ...scope, shipmentId: randomUUID(), setId: randomUUID(), expectedVersion: 1 })).resolves.toBeNull();
+    expect(setDeletes).toBe(1);
   });
 
   it('gives callJson the empty reply as JSON null', async () => {
@@ -145,7 +149,9 @@ export function wrongHopsDoNotCompile(rpc: NatsRpcClient, shipment: ShipmentRequ
 
     // @ts-expect-error a subject whose contract replies something cannot reply nothing
     @Handles(Subjects.oms.shipments.get)
-    async nothing(): Promise<void> {}
+    async nothing(): Promise<void> {
+      await Promise.resolve();
+    }
   }
   return [wrongRequest, wrongReply, unknownSubject, chosenReply, wrongJsonRequest, WrongHandlers];
 }
