@@ -9,3 +9,4 @@ export * from './oms/items.js';
 export * from './oms/assignments.js';
 export * from './dms/devices.js';
 export * from './oms/operations.js';
+export * from './contracts.js';

@@ -5,3 +5,4 @@ export * from './microservice.js';
 export * from './rpc-metrics.js';
 export * from './json-reply.js';
 export * from './nats-connection.js';
+export * from './handles.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
-import { ErrorCode, type ErrorBody, Headers, isErrorCode, type Subject } from '@tracking/contracts';
+import { ErrorCode, type ErrorBody, Headers, isErrorCode, type ReplyOf, type RequestOf, type Subject } from '@tracking/contracts';
 import { ChurnMap, currentRequestId, DomainError } from '@tracking/core';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { NatsConnectionState } from './nats-connection.js';
@@ -44,8 +44,9 @@ export class NatsRpcClient {
     return this.state.connected;
   }
 
-  async call<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<T> {
-    return this.measured(subject, async () => parseReply<T>((await this.request(subject, data, options, false)).data));
+  /** Sends `data` on `subject` and answers the reply; both types come from the subject's contract (`Contracts`). */
+  async call<S extends Subject>(subject: S, data: RequestOf<S>, options: RpcCallOptions = {}): Promise<ReplyOf<S>> {
+    return this.measured(subject, async () => parseReply<ReplyOf<S>>((await this.request(subject, data, options, false)).data));
   }
 
   /**
@@ -53,11 +54,11 @@ export class NatsRpcClient {
    * answers with a `JsonReply` sends them as it built them, nobody parses them; any other answer is
    * parsed as usual and its response encoded. Speed machinery (`JsonReply`): the simple version is `call`.
    */
-  async callJson<T>(subject: Subject, data: unknown, options: RpcCallOptions = {}): Promise<JsonBytes<T>> {
+  async callJson<S extends Subject>(subject: S, data: RequestOf<S>, options: RpcCallOptions = {}): Promise<JsonBytes<ReplyOf<S>>> {
     return this.measured(subject, async () => {
       const reply = await this.request(subject, data, options, true);
       if (reply.headers?.get(REPLY_FORMAT_HEADER) === BARE_JSON) return bareJson(reply.data);
-      return Buffer.from(JSON.stringify(parseReply<T>(reply.data)));
+      return Buffer.from(JSON.stringify(parseReply<ReplyOf<S>>(reply.data)));
     });
   }
 

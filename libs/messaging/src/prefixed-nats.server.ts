@@ -124,7 +124,8 @@ export class PrefixedNatsServer extends ServerNats {
    * Nest's publisher called at once). A message is settled once its reply is handed to the client.
    */
   override getPublisher(message: Msg, id: string, context: Parameters<ServerNats['getPublisher']>[2]): (response: unknown) => unknown {
-    const publish = super.getPublisher(message, id, context);
+    const nestPublish = super.getPublisher(message, id, context);
+    const publish = (response: unknown) => nestPublish(withEmptyReply(response));
     const handling = this.handling.get(message);
     if (!handling) return publish;
     handling.replying = true;
@@ -186,6 +187,17 @@ export class PrefixedNatsServer extends ServerNats {
 
 interface Packet {
   isDisposed?: boolean;
+}
+
+/**
+ * A handler that returns nothing answers `null`: Nest puts `response: undefined` in its packet, which
+ * `JSON.stringify` drops, and a packet without `response` is an unusable reply to the caller (502).
+ */
+function withEmptyReply(packet: unknown): unknown {
+  if (typeof packet === 'object' && packet !== null && 'response' in packet && packet.response === undefined) {
+    return { ...packet, response: null };
+  }
+  return packet;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Subjects } from '@tracking/contracts';
+import { Handles } from '@tracking/messaging';
 import { DataSource } from 'typeorm';
 
 /** Answers the gateway's readiness probe: this replica is subscribed and its database answers. */
@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 export class PingHandler {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  @MessagePattern(Subjects.dms.ping)
+  @Handles(Subjects.dms.ping)
   async ping(): Promise<{ status: 'ok' }> {
     await this.dataSource.query('SELECT 1');
     return { status: 'ok' };

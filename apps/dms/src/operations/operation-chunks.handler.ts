@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import {
   type LinkEntry,
   type OperationChunk,
@@ -9,6 +9,7 @@ import {
   type SettleOperationRequest,
   Subjects,
 } from '@tracking/contracts';
+import { Handles } from '@tracking/messaging';
 import { OperationChunksService } from './operation-chunks.service.js';
 
 /** Chunks of bulk operations, sent by the OMS's workers. */
@@ -16,23 +17,22 @@ import { OperationChunksService } from './operation-chunks.service.js';
 export class OperationChunksHandler {
   constructor(private readonly chunks: OperationChunksService) {}
 
-  @MessagePattern(Subjects.dms.operations.link)
+  @Handles(Subjects.dms.operations.link)
   link(@Payload() request: OperationChunk<LinkEntry>): Promise<OperationChunkResult> {
     return this.chunks.link(request);
   }
 
-  @MessagePattern(Subjects.dms.operations.retire)
+  @Handles(Subjects.dms.operations.retire)
   retire(@Payload() request: OperationChunk<RetireEntry>): Promise<OperationChunkResult> {
     return this.chunks.retire(request);
   }
 
-  @MessagePattern(Subjects.dms.operations.purge)
-  async purge(@Payload() request: PurgeOperationsRequest): Promise<null> {
+  @Handles(Subjects.dms.operations.purge)
+  async purge(@Payload() request: PurgeOperationsRequest): Promise<void> {
     await this.chunks.purge(request);
-    return null;
   }
 
-  @MessagePattern(Subjects.dms.operations.settle)
+  @Handles(Subjects.dms.operations.settle)
   settle(@Payload() request: SettleOperationRequest): Promise<OperationChunkResult> {
     return this.chunks.settle(request);
   }

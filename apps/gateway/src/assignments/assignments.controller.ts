@@ -1,15 +1,10 @@
 import { Delete, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
 import { ApiConflictResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import {
-  type AssignmentRequest,
   type DevicePage,
-  type ListDevicesRequest,
   type SetRequest,
-  type Shipment,
-  type ShipmentRequest,
   type ShipmentScope,
   Subjects,
-  type Versioned,
 } from '@tracking/contracts';
 import type { FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
@@ -68,7 +63,7 @@ export class AssignmentsController {
     @Param('deviceId', deviceIdPipe) deviceId: string,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    await this.services.call(Subjects.oms.assignments.assign, { ...set, deviceId } satisfies AssignmentRequest, request);
+    await this.services.call(Subjects.oms.assignments.assign, { ...set, deviceId }, request);
   }
 
   @Delete('sets/:setId/devices/:deviceId')
@@ -84,7 +79,7 @@ export class AssignmentsController {
     @Param('deviceId', deviceIdPipe) deviceId: string,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    await this.services.call(Subjects.oms.assignments.unassign, { ...set, deviceId } satisfies AssignmentRequest, request);
+    await this.services.call(Subjects.oms.assignments.unassign, { ...set, deviceId }, request);
   }
 
   @Get('devices')
@@ -98,9 +93,9 @@ export class AssignmentsController {
   ): Promise<DevicePage> {
     const page = query.pageRequest();
     // The shipment's 404 comes from the OMS; the DMS knows devices only.
-    await this.services.call<Versioned<Shipment>>(Subjects.oms.shipments.get, shipment satisfies ShipmentRequest, request);
+    await this.services.call(Subjects.oms.shipments.get, shipment, request);
     const { tenantId, accountId, shipmentId } = shipment;
-    const target = { tenantId, accountId, page, filters: { shipmentId } } satisfies ListDevicesRequest;
-    return this.services.call<DevicePage>(Subjects.dms.devices.list, target, request);
+    const target = { tenantId, accountId, page, filters: { shipmentId } };
+    return this.services.call(Subjects.dms.devices.list, target, request);
   }
 }

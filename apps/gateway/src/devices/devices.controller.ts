@@ -11,18 +11,10 @@ import {
 } from '@nestjs/swagger';
 import {
   type AccountScope,
-  type CreateDeviceRequest,
-  type DeleteDeviceRequest,
   type Device,
   type DevicePage,
-  type DeviceRequest,
   ErrorCode,
-  type ListDevicesRequest,
-  type RetireDeviceRequest,
-  type RetireDeviceResult,
   Subjects,
-  type UpdateDeviceRequest,
-  type Versioned,
 } from '@tracking/contracts';
 import type { JsonBytes } from '@tracking/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -83,9 +75,9 @@ export class DevicesController {
   ): Promise<JsonBytes<DevicePage>> {
     const page = query.pageRequest();
     const filters = query.filters();
-    const json = await this.services.callJson<DevicePage>(
+    const json = await this.services.callJson(
       Subjects.dms.devices.list,
-      { ...scope, page, filters } satisfies ListDevicesRequest,
+      { ...scope, page, filters },
       request,
     );
     return jsonBody(reply, json);
@@ -106,9 +98,9 @@ export class DevicesController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Device> {
-    const created = await this.services.call<Versioned<Device>>(
+    const created = await this.services.call(
       Subjects.dms.devices.create,
-      { ...scope, device: body } satisfies CreateDeviceRequest,
+      { ...scope, device: body },
       request,
     );
     reply.header('Location', `/v1/accounts/${scope.accountId}/devices/${created.resource.id}`);
@@ -125,7 +117,7 @@ export class DevicesController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Device> {
-    const found = await this.services.call<Versioned<Device>>(Subjects.dms.devices.get, { ...scope, deviceId } satisfies DeviceRequest, request);
+    const found = await this.services.call(Subjects.dms.devices.get, { ...scope, deviceId }, request);
     return withETag(reply, found);
   }
 
@@ -142,9 +134,9 @@ export class DevicesController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Device> {
-    const updated = await this.services.call<Versioned<Device>>(
+    const updated = await this.services.call(
       Subjects.dms.devices.update,
-      { ...target, patch: body } satisfies UpdateDeviceRequest,
+      { ...target, patch: body },
       request,
     );
     return withETag(reply, updated);
@@ -158,7 +150,7 @@ export class DevicesController {
   @OneDevice()
   @ApiConflictResponse({ type: ErrorEnvelopeDto, description: `${ASSIGNED} ${RETIRED} A retired device is kept, and so is its serial number.` })
   async delete(@TargetDevice() target: DeviceTarget, @Req() request: FastifyRequest): Promise<void> {
-    await this.services.call(Subjects.dms.devices.delete, target satisfies DeleteDeviceRequest, request);
+    await this.services.call(Subjects.dms.devices.delete, target, request);
   }
 
   @Post(':deviceId/retire')
@@ -176,9 +168,9 @@ export class DevicesController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
-    const { version } = await this.services.call<RetireDeviceResult>(
+    const { version } = await this.services.call(
       Subjects.dms.devices.retire,
-      target satisfies RetireDeviceRequest,
+      target,
       request,
     );
     reply.header('ETag', etag(version));

@@ -1,6 +1,10 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { RequestMethod } from '@nestjs/common';
 import { Body, Controller, Delete, type ExecutionContext, Get, Post, Query } from '@nestjs/common';
-import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/internal';
+import { GUARDS_METADATA, INTERCEPTORS_METADATA, METHOD_METADATA, ROUTE_ARGS_METADATA, RouteParamtypes } from '@nestjs/common/internal';
 import type { ModulesContainer } from '@nestjs/core';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyInterceptor } from '../protection/idempotency/idempotency.interceptor.js';
@@ -115,5 +119,27 @@ describe('RefusesBodyGuard', () => {
 
   it('refuses JSON that is not an object as malformed, as routes with a body do', () => {
     for (const body of [null, [], [1], 'text', 1, true]) expect(refusal(body)).toMatchObject({ code: 'MalformedRequest' });
+  });
+});
+
+/**
+ * `ApiController` reads metadata that Nest's route decorators write but do not document (`@nestjs/common/internal`).
+ * Checked against @nestjs/common 12.5.1: an upgrade that changes it fails here, naming what to re-check.
+ */
+describe('Nest metadata ApiController relies on (written against @nestjs/common 12.5.1)', () => {
+  const packageJson = join(dirname(createRequire(import.meta.url).resolve('@nestjs/common')), 'package.json');
+  const installed = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+  const recheck = `@nestjs/common ${installed} (written against 12.5.1): re-check ApiController's per-route guards in apps/gateway/src/http/api-controller.ts`;
+
+  it('is the version ApiController was checked against', () => {
+    expect(installed, recheck).toBe('12.5.1');
+  });
+
+  it('finds a route method under METHOD_METADATA and its @Query()/@Body() under ROUTE_ARGS_METADATA as "<kind>:<index>"', () => {
+    const prototype = ThingsController.prototype as unknown as Record<string, object>;
+    expect(Reflect.getMetadata(METHOD_METADATA, prototype.list!), recheck).toBe(RequestMethod.GET);
+    expect(Reflect.getMetadata(METHOD_METADATA, prototype.create!), recheck).toBe(RequestMethod.POST);
+    expect(Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, ThingsController, 'list') as object), recheck).toEqual([`${RouteParamtypes.QUERY}:0`]);
+    expect(Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, ThingsController, 'create') as object), recheck).toEqual([`${RouteParamtypes.BODY}:0`]);
   });
 });

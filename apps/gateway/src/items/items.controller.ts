@@ -1,16 +1,11 @@
 import { Body, Delete, Get, Headers, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
-  type CreateItemRequest,
-  type DeleteItemRequest,
   type Item,
   type ItemPage,
   type ItemRequest,
-  type ListItemsRequest,
   type SetRequest,
   Subjects,
-  type UpdateItemRequest,
-  type Versioned,
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
@@ -44,7 +39,7 @@ export class ItemsController {
   @ApiNotFound(SET_NOT_FOUND)
   list(@SetPath() set: SetRequest, @Query() query: PageQuery, @Req() request: FastifyRequest): Promise<ItemPage<Item>> {
     const page = query.pageRequest();
-    return this.services.call(Subjects.oms.items.list, { ...set, page } satisfies ListItemsRequest, request);
+    return this.services.call(Subjects.oms.items.list, { ...set, page }, request);
   }
 
   @Post()
@@ -59,8 +54,8 @@ export class ItemsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Item> {
-    const target = { ...set, item: body } satisfies CreateItemRequest;
-    const created = await this.services.call<Versioned<Item>>(Subjects.oms.items.create, target, request);
+    const target = { ...set, item: body };
+    const created = await this.services.call(Subjects.oms.items.create, target, request);
     const item = created.resource;
     reply.header('Location', `/v1/accounts/${set.accountId}/shipments/${item.shipmentId}/sets/${item.setId}/items/${item.id}`);
     return withETag(reply, created);
@@ -72,7 +67,7 @@ export class ItemsController {
   @ApiOkResponse({ type: ItemDto, description: 'The ETag header carries its version.' })
   @ApiNotFound(ITEM_NOT_FOUND)
   async get(@ItemPath() item: ItemRequest, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Item> {
-    return withETag(reply, await this.services.call<Versioned<Item>>(Subjects.oms.items.get, item, request));
+    return withETag(reply, await this.services.call(Subjects.oms.items.get, item, request));
   }
 
   @Patch(':itemId')
@@ -89,8 +84,8 @@ export class ItemsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Item> {
-    const target = { ...item, patch: body, expectedVersion: parseIfMatch(ifMatch) } satisfies UpdateItemRequest;
-    return withETag(reply, await this.services.call<Versioned<Item>>(Subjects.oms.items.update, target, request));
+    const target = { ...item, patch: body, expectedVersion: parseIfMatch(ifMatch) };
+    return withETag(reply, await this.services.call(Subjects.oms.items.update, target, request));
   }
 
   @Delete(':itemId')
@@ -106,7 +101,7 @@ export class ItemsController {
     @Headers('if-match') ifMatch: string | undefined,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    const target = { ...item, expectedVersion: parseIfMatch(ifMatch) } satisfies DeleteItemRequest;
+    const target = { ...item, expectedVersion: parseIfMatch(ifMatch) };
     await this.services.call(Subjects.oms.items.delete, target, request);
   }
 }

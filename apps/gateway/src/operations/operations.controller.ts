@@ -15,16 +15,13 @@ import {
   type AccountScope,
   type CreateOperationRequest,
   ErrorCode,
-  type ListOperationResultsRequest,
-  type ListOperationsRequest,
   type Operation,
   type OperationPage,
-  type OperationRequest,
   type OperationResultPage,
+  type Versioned,
   OperationType,
   Subjects,
   UNFINISHED_OPERATION_STATUSES,
-  type Versioned,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -115,7 +112,7 @@ export class OperationsController {
   list(@Scope() scope: AccountScope, @Query() query: ListOperationsQuery, @Req() request: FastifyRequest): Promise<OperationPage> {
     const page = query.pageRequest();
     const filters = query.filters();
-    return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters } satisfies ListOperationsRequest, request);
+    return this.services.call(Subjects.oms.operations.list, { ...scope, page, filters }, request);
   }
 
   @Get('operations/:operationId')
@@ -129,9 +126,9 @@ export class OperationsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Operation> {
-    const found = await this.services.call<Versioned<Operation>>(
+    const found = await this.services.call(
       Subjects.oms.operations.get,
-      { ...scope, operationId } satisfies OperationRequest,
+      { ...scope, operationId },
       request,
     );
     if (UNFINISHED_OPERATION_STATUSES.includes(found.resource.status)) reply.header('Retry-After', '1');
@@ -156,7 +153,7 @@ export class OperationsController {
     const status = query.resultStatus();
     return this.services.call(
       Subjects.oms.operations.results,
-      { ...scope, operationId, page, filters: { status } } satisfies ListOperationResultsRequest,
+      { ...scope, operationId, page, filters: { status } },
       request,
     );
   }
@@ -176,13 +173,13 @@ export class OperationsController {
     @Param('operationId', OperationIdPipe) operationId: string,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    await this.services.call(Subjects.oms.operations.cancel, { ...scope, operationId } satisfies OperationRequest, request);
+    await this.services.call(Subjects.oms.operations.cancel, { ...scope, operationId }, request);
   }
 
   private async start(operation: CreateOperationRequest, request: FastifyRequest, reply: FastifyReply): Promise<Operation> {
     let created: Versioned<Operation>;
     try {
-      created = await this.services.call<Versioned<Operation>>(Subjects.oms.operations.create, operation, request);
+      created = await this.services.call(Subjects.oms.operations.create, operation, request);
     } catch (error) {
       // An account quota of the OMS: it clears as workers finish, so a retry a few seconds later may pass.
       if (error instanceof DomainError && error.code === ErrorCode.RateLimitExceeded) reply.header('Retry-After', String(QUOTA_RETRY_AFTER_S));

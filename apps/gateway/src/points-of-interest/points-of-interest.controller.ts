@@ -10,16 +10,10 @@ import {
 } from '@nestjs/swagger';
 import {
   type AccountScope,
-  type CreatePointOfInterestRequest,
-  type DeletePointOfInterestRequest,
   ErrorCode,
   type ItemPage,
-  type ListPointsOfInterestRequest,
   type PointOfInterest,
-  type PointOfInterestRequest,
   Subjects,
-  type UpdatePointOfInterestRequest,
-  type Versioned,
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
@@ -57,7 +51,7 @@ export class PointsOfInterestController {
     @Req() request: FastifyRequest,
   ): Promise<ItemPage<PointOfInterest>> {
     const page = query.pageRequest();
-    return this.services.call(Subjects.oms.pointsOfInterest.list, { ...scope, page } satisfies ListPointsOfInterestRequest, request);
+    return this.services.call(Subjects.oms.pointsOfInterest.list, { ...scope, page }, request);
   }
 
   @Post()
@@ -70,9 +64,9 @@ export class PointsOfInterestController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PointOfInterest> {
-    const created = await this.services.call<Versioned<PointOfInterest>>(
+    const created = await this.services.call(
       Subjects.oms.pointsOfInterest.create,
-      { ...scope, pointOfInterest: body } satisfies CreatePointOfInterestRequest,
+      { ...scope, pointOfInterest: body },
       request,
     );
     reply.header('Location', `/v1/accounts/${scope.accountId}/points-of-interest/${created.resource.id}`);
@@ -90,9 +84,9 @@ export class PointsOfInterestController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PointOfInterest> {
-    const found = await this.services.call<Versioned<PointOfInterest>>(
+    const found = await this.services.call(
       Subjects.oms.pointsOfInterest.get,
-      { ...scope, pointOfInterestId } satisfies PointOfInterestRequest,
+      { ...scope, pointOfInterestId },
       request,
     );
     return withETag(reply, found);
@@ -112,9 +106,9 @@ export class PointsOfInterestController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PointOfInterest> {
-    const updated = await this.services.call<Versioned<PointOfInterest>>(
+    const updated = await this.services.call(
       Subjects.oms.pointsOfInterest.update,
-      { ...scope, pointOfInterestId, patch: body, expectedVersion: parseIfMatch(ifMatch) } satisfies UpdatePointOfInterestRequest,
+      { ...scope, pointOfInterestId, patch: body, expectedVersion: parseIfMatch(ifMatch) },
       request,
     );
     return withETag(reply, updated);
@@ -139,7 +133,7 @@ export class PointsOfInterestController {
   ): Promise<void> {
     await this.services.call(
       Subjects.oms.pointsOfInterest.delete,
-      { ...scope, pointOfInterestId, expectedVersion: parseIfMatch(ifMatch) } satisfies DeletePointOfInterestRequest,
+      { ...scope, pointOfInterestId, expectedVersion: parseIfMatch(ifMatch) },
       request,
     );
   }

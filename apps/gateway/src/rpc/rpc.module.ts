@@ -1,6 +1,6 @@
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Subject } from '@tracking/contracts';
+import type { ReplyOf, RequestOf, Subject } from '@tracking/contracts';
 import { connectNats, type JsonBytes, NatsRpcClient } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { FastifyRequest } from 'fastify';
@@ -22,16 +22,17 @@ export class ServiceClient implements OnApplicationShutdown {
     this.rpc = new NatsRpcClient(connection, config.NATS_SUBJECT_PREFIX, config.RPC_TIMEOUT_MS, metrics, config.NATS_INBOX_PREFIX);
   }
 
-  call<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<T> {
-    return this.rpc.call<T>(subject, data, { requestId: request?.id, timeoutMs });
+  /** Request and reply types come from the subject's contract (`Contracts`). */
+  call<S extends Subject>(subject: S, data: RequestOf<S>, request?: FastifyRequest, timeoutMs?: number): Promise<ReplyOf<S>> {
+    return this.rpc.call(subject, data, { requestId: request?.id, timeoutMs });
   }
 
   /**
    * The response as JSON bytes, for a route that sends it on as it is (`jsonBody`): a service answering
    * with a `JsonReply` sends bytes that nobody parses or encodes again.
    */
-  callJson<T>(subject: Subject, data: unknown, request?: FastifyRequest, timeoutMs?: number): Promise<JsonBytes<T>> {
-    return this.rpc.callJson<T>(subject, data, { requestId: request?.id, timeoutMs });
+  callJson<S extends Subject>(subject: S, data: RequestOf<S>, request?: FastifyRequest, timeoutMs?: number): Promise<JsonBytes<ReplyOf<S>>> {
+    return this.rpc.callJson(subject, data, { requestId: request?.id, timeoutMs });
   }
 
   /** Whether the broker connection is up now (not closed, nor disconnected and reconnecting); readiness uses it. */

@@ -1,4 +1,4 @@
-import { type AccountScope, type LinkedDevices, type LinkedDevicesRequest, type ShipmentSet, Subjects } from '@tracking/contracts';
+import { type AccountScope, type ShipmentSet, Subjects } from '@tracking/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { ServiceClient } from '../rpc/rpc.module.js';
 
@@ -14,9 +14,9 @@ export async function withDeviceIds(
 ): Promise<ShipmentSet[]> {
   if (sets.length === 0) return sets;
   const { tenantId, accountId } = scope;
-  const linked = await services.call<LinkedDevices>(
+  const linked = await services.call(
     Subjects.dms.devices.linked,
-    { tenantId, accountId, setIds: sets.map((set) => set.id) } satisfies LinkedDevicesRequest,
+    { tenantId, accountId, setIds: sets.map((set) => set.id) },
     request,
   );
   return sets.map((set) => ({ ...set, deviceIds: linked[set.id] ?? [] }));

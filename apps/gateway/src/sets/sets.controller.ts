@@ -1,15 +1,11 @@
 import { Body, Delete, Get, Headers, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
-  type CreateSetRequest,
-  type DeleteSetRequest,
   type ItemPage,
-  type ListSetsRequest,
   type SetRequest,
   type ShipmentScope,
   type ShipmentSet,
   Subjects,
-  type UpdateSetRequest,
   type Versioned,
 } from '@tracking/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -47,8 +43,8 @@ export class SetsController {
     @Req() request: FastifyRequest,
   ): Promise<ItemPage<ShipmentSet>> {
     const page = query.pageRequest();
-    const target = { ...shipment, page } satisfies ListSetsRequest;
-    const found = await this.services.call<ItemPage<ShipmentSet>>(Subjects.oms.sets.list, target, request);
+    const target = { ...shipment, page };
+    const found = await this.services.call(Subjects.oms.sets.list, target, request);
     return { ...found, items: await withDeviceIds(this.services, shipment, found.items, request) };
   }
 
@@ -64,8 +60,8 @@ export class SetsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShipmentSet> {
-    const target = { ...shipment, set: body } satisfies CreateSetRequest;
-    const created = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.create, target, request);
+    const target = { ...shipment, set: body };
+    const created = await this.services.call(Subjects.oms.sets.create, target, request);
     const set = created.resource;
     reply.header('Location', `/v1/accounts/${shipment.accountId}/shipments/${set.shipmentId}/sets/${set.id}`);
     return withETag(reply, created);
@@ -81,7 +77,7 @@ export class SetsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShipmentSet> {
-    const found = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.get, set, request);
+    const found = await this.services.call(Subjects.oms.sets.get, set, request);
     return withETag(reply, await this.withDeviceIds(set, found, request));
   }
 
@@ -99,8 +95,8 @@ export class SetsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShipmentSet> {
-    const target = { ...set, patch: body, expectedVersion: parseIfMatch(ifMatch) } satisfies UpdateSetRequest;
-    const updated = await this.services.call<Versioned<ShipmentSet>>(Subjects.oms.sets.update, target, request);
+    const target = { ...set, patch: body, expectedVersion: parseIfMatch(ifMatch) };
+    const updated = await this.services.call(Subjects.oms.sets.update, target, request);
     return withETag(reply, await this.withDeviceIds(set, updated, request));
   }
 
@@ -117,7 +113,7 @@ export class SetsController {
     @Headers('if-match') ifMatch: string | undefined,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    const target = { ...set, expectedVersion: parseIfMatch(ifMatch) } satisfies DeleteSetRequest;
+    const target = { ...set, expectedVersion: parseIfMatch(ifMatch) };
     await this.services.call(Subjects.oms.sets.delete, target, request);
   }
 

@@ -11,18 +11,10 @@ import {
 } from '@nestjs/swagger';
 import {
   type AccountScope,
-  type CreateShipmentRequest,
-  type DeleteShipmentRequest,
   type ItemPage,
-  type ListShipmentsRequest,
   type Shipment,
   ShipmentAction,
-  type ShipmentRequest,
   Subjects,
-  type TransitionShipmentRequest,
-  type TransitionShipmentResult,
-  type UpdateShipmentRequest,
-  type Versioned,
 } from '@tracking/contracts';
 import type { JsonBytes } from '@tracking/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -102,9 +94,9 @@ export class ShipmentsController {
   ): Promise<JsonBytes<ItemPage<Shipment>>> {
     const page = query.pageRequest();
     const filters = query.filters();
-    const json = await this.services.callJson<ItemPage<Shipment>>(
+    const json = await this.services.callJson(
       Subjects.oms.shipments.list,
-      { ...scope, page, filters } satisfies ListShipmentsRequest,
+      { ...scope, page, filters },
       request,
     );
     return jsonBody(reply, json);
@@ -122,9 +114,9 @@ export class ShipmentsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Shipment> {
-    const created = await this.services.call<Versioned<Shipment>>(
+    const created = await this.services.call(
       Subjects.oms.shipments.create,
-      { ...scope, shipment: body } satisfies CreateShipmentRequest,
+      { ...scope, shipment: body },
       request,
     );
     reply.header('Location', `/v1/accounts/${scope.accountId}/shipments/${created.resource.id}`);
@@ -141,9 +133,9 @@ export class ShipmentsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Shipment> {
-    const found = await this.services.call<Versioned<Shipment>>(
+    const found = await this.services.call(
       Subjects.oms.shipments.get,
-      { ...scope, shipmentId } satisfies ShipmentRequest,
+      { ...scope, shipmentId },
       request,
     );
     return withETag(reply, found);
@@ -165,9 +157,9 @@ export class ShipmentsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Shipment> {
-    const updated = await this.services.call<Versioned<Shipment>>(
+    const updated = await this.services.call(
       Subjects.oms.shipments.update,
-      { ...target, patch: body } satisfies UpdateShipmentRequest,
+      { ...target, patch: body },
       request,
     );
     return withETag(reply, updated);
@@ -181,7 +173,7 @@ export class ShipmentsController {
   @OneShipment()
   @ApiConflictResponse({ type: ErrorEnvelopeDto, description: 'ShipmentClosed: the shipment is Completed or Cancelled and is kept as a record.' })
   async delete(@TargetShipment() target: ShipmentTarget, @Req() request: FastifyRequest): Promise<void> {
-    await this.services.call(Subjects.oms.shipments.delete, target satisfies DeleteShipmentRequest, request);
+    await this.services.call(Subjects.oms.shipments.delete, target, request);
   }
 
   @Transition(ShipmentAction.Start, 'Start a Planned shipment: it becomes InTransit and departedAt is set')
@@ -205,9 +197,9 @@ export class ShipmentsController {
   }
 
   private async transition(action: ShipmentAction, target: ShipmentTarget, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { version } = await this.services.call<TransitionShipmentResult>(
+    const { version } = await this.services.call(
       Subjects.oms.shipments.transition,
-      { ...target, action } satisfies TransitionShipmentRequest,
+      { ...target, action },
       request,
     );
     reply.header('ETag', etag(version));

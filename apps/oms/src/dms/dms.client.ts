@@ -7,7 +7,6 @@ import {
   type OperationChunkResult,
   type PurgeOperationsRequest,
   type ReleaseDevicesRequest,
-  type ReleaseDevicesResult,
   type RetireEntry,
   type SettleOperationRequest,
   Subjects,
@@ -48,28 +47,28 @@ export class DmsClient implements OnApplicationShutdown {
    * shipments and sets against.
    */
   async assign(request: Omit<AssignDeviceRequest, 'deadline' | 'checkedAt'>): Promise<void> {
-    const checked = { ...request, deadline: this.deadline(), checkedAt: Date.now() } satisfies AssignDeviceRequest;
-    await this.rpc.call<null>(Subjects.dms.devices.assign, checked);
+    const checked = { ...request, deadline: this.deadline(), checkedAt: Date.now() };
+    await this.rpc.call(Subjects.dms.devices.assign, checked);
   }
 
   /** Decides a chunk of a bulk assignment (with the same deadline, and `checkedAt`, as a single link). */
   linkChunk(request: Omit<OperationChunk<LinkEntry>, 'deadline' | 'checkedAt'>): Promise<OperationChunkResult> {
-    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.link, { ...request, deadline: this.deadline(), checkedAt: Date.now() });
+    return this.rpc.call(Subjects.dms.operations.link, { ...request, deadline: this.deadline(), checkedAt: Date.now() });
   }
 
   /** Decides a chunk of a bulk retirement. */
   retireChunk(request: Omit<OperationChunk<RetireEntry>, 'deadline'>): Promise<OperationChunkResult> {
-    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.retire, { ...request, deadline: this.deadline() });
+    return this.rpc.call(Subjects.dms.operations.retire, { ...request, deadline: this.deadline() });
   }
 
   /** Closes a cancelled operation on the DMS side and returns what it recorded from `fromIndex` on. */
   settle(request: SettleOperationRequest): Promise<OperationChunkResult> {
-    return this.rpc.call<OperationChunkResult>(Subjects.dms.operations.settle, request);
+    return this.rpc.call(Subjects.dms.operations.settle, request);
   }
 
   /** Deletes what the DMS recorded of finished operations (the OMS's retention). */
   async purgeOperations(request: PurgeOperationsRequest): Promise<void> {
-    await this.rpc.call<null>(Subjects.dms.operations.purge, request);
+    await this.rpc.call(Subjects.dms.operations.purge, request);
   }
 
   /** The margin covers the reply's way back and clock skew between the OMS and DMS hosts. */
@@ -79,7 +78,7 @@ export class DmsClient implements OnApplicationShutdown {
 
   /** Unlinks a device, before the same deadline as a link. */
   async unassign(request: Omit<UnassignDeviceRequest, 'deadline'>): Promise<void> {
-    await this.rpc.call<null>(Subjects.dms.devices.unassign, { ...request, deadline: this.deadline() } satisfies UnassignDeviceRequest);
+    await this.rpc.call(Subjects.dms.devices.unassign, { ...request, deadline: this.deadline() });
   }
 
   /**
@@ -87,7 +86,7 @@ export class DmsClient implements OnApplicationShutdown {
    * DMS gets to only after we gave up (and rolled the close back) changes nothing.
    */
   async release(request: Omit<ReleaseDevicesRequest, 'deadline'>): Promise<void> {
-    await this.rpc.call<ReleaseDevicesResult>(Subjects.dms.devices.release, { ...request, deadline: this.deadline() } satisfies ReleaseDevicesRequest);
+    await this.rpc.call(Subjects.dms.devices.release, { ...request, deadline: this.deadline() });
   }
 
   async onApplicationShutdown(): Promise<void> {

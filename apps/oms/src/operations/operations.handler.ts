@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import {
   type CreateOperationRequest,
   type ListOperationResultsRequest,
@@ -11,6 +11,7 @@ import {
   Subjects,
   type Versioned,
 } from '@tracking/contracts';
+import { Handles } from '@tracking/messaging';
 import { currentRequestId } from '@tracking/core';
 import { OperationsService } from './operations.service.js';
 
@@ -18,29 +19,29 @@ import { OperationsService } from './operations.service.js';
 export class OperationsHandler {
   constructor(private readonly operations: OperationsService) {}
 
-  @MessagePattern(Subjects.oms.operations.create)
+  @Handles(Subjects.oms.operations.create)
   create(@Payload() request: CreateOperationRequest): Promise<Versioned<Operation>> {
     // The request id came in the message's header; the job takes it on to the worker's log lines.
     return this.operations.create(request, currentRequestId());
   }
 
-  @MessagePattern(Subjects.oms.operations.list)
+  @Handles(Subjects.oms.operations.list)
   list(@Payload() request: ListOperationsRequest): Promise<OperationPage> {
     return this.operations.list(request);
   }
 
-  @MessagePattern(Subjects.oms.operations.get)
+  @Handles(Subjects.oms.operations.get)
   get(@Payload() request: OperationRequest): Promise<Versioned<Operation>> {
     return this.operations.get(request);
   }
 
-  @MessagePattern(Subjects.oms.operations.results)
+  @Handles(Subjects.oms.operations.results)
   results(@Payload() request: ListOperationResultsRequest): Promise<OperationResultPage> {
     return this.operations.results(request);
   }
 
-  @MessagePattern(Subjects.oms.operations.cancel)
-  cancel(@Payload() request: OperationRequest): Promise<null> {
-    return this.operations.cancel(request);
+  @Handles(Subjects.oms.operations.cancel)
+  async cancel(@Payload() request: OperationRequest): Promise<void> {
+    await this.operations.cancel(request);
   }
 }

@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import {
   type CreateShipmentRequest,
   type DeleteShipmentRequest,
@@ -13,41 +13,39 @@ import {
   type UpdateShipmentRequest,
   type Versioned,
 } from '@tracking/contracts';
-import { JsonReply } from '@tracking/messaging';
+import { Handles, JsonReply } from '@tracking/messaging';
 import { ShipmentsService } from './shipments.service.js';
 
 @Controller()
 export class ShipmentsHandler {
   constructor(private readonly shipments: ShipmentsService) {}
 
-  @MessagePattern(Subjects.oms.shipments.list)
+  @Handles(Subjects.oms.shipments.list)
   list(@Payload() request: ListShipmentsRequest): Promise<JsonReply<ItemPage<Shipment>>> {
     return this.shipments.list(request);
   }
 
-  @MessagePattern(Subjects.oms.shipments.create)
+  @Handles(Subjects.oms.shipments.create)
   create(@Payload() request: CreateShipmentRequest): Promise<Versioned<Shipment>> {
     return this.shipments.create(request);
   }
 
-  @MessagePattern(Subjects.oms.shipments.get)
+  @Handles(Subjects.oms.shipments.get)
   get(@Payload() request: ShipmentRequest): Promise<JsonReply<Versioned<Shipment>>> {
     return this.shipments.get(request);
   }
 
-  @MessagePattern(Subjects.oms.shipments.update)
+  @Handles(Subjects.oms.shipments.update)
   update(@Payload() request: UpdateShipmentRequest): Promise<Versioned<Shipment>> {
     return this.shipments.update(request);
   }
 
-  @MessagePattern(Subjects.oms.shipments.delete)
-  async delete(@Payload() request: DeleteShipmentRequest): Promise<null> {
+  @Handles(Subjects.oms.shipments.delete)
+  async delete(@Payload() request: DeleteShipmentRequest): Promise<void> {
     await this.shipments.delete(request);
-    // Not `undefined`: Nest's packet would then carry no `response`, which the gateway treats as 502.
-    return null;
   }
 
-  @MessagePattern(Subjects.oms.shipments.transition)
+  @Handles(Subjects.oms.shipments.transition)
   transition(@Payload() request: TransitionShipmentRequest): Promise<TransitionShipmentResult> {
     return this.shipments.transition(request);
   }

@@ -1,0 +1,138 @@
+import type {
+  AssignDeviceRequest,
+  CreateDeviceRequest,
+  DeleteDeviceRequest,
+  Device,
+  DevicePage,
+  DeviceRequest,
+  LinkedDevices,
+  LinkedDevicesRequest,
+  LinkEntry,
+  ListDevicesRequest,
+  OperationChunk,
+  OperationChunkResult,
+  ReleaseDevicesRequest,
+  ReleaseDevicesResult,
+  RetireDeviceRequest,
+  RetireDeviceResult,
+  RetireEntry,
+  PurgeOperationsRequest,
+  SettleOperationRequest,
+  UnassignDeviceRequest,
+  UpdateDeviceRequest,
+} from './dms/devices.js';
+import type { AssignmentRequest } from './oms/assignments.js';
+import type { ItemPage, Versioned } from './oms/common.js';
+import type { CreateItemRequest, DeleteItemRequest, Item, ItemRequest, ListItemsRequest, UpdateItemRequest } from './oms/items.js';
+import type {
+  CreateOperationRequest,
+  ListOperationResultsRequest,
+  ListOperationsRequest,
+  Operation,
+  OperationPage,
+  OperationRequest,
+  OperationResultPage,
+} from './oms/operations.js';
+import type {
+  CreatePointOfInterestRequest,
+  DeletePointOfInterestRequest,
+  ListPointsOfInterestRequest,
+  PointOfInterest,
+  PointOfInterestRequest,
+  UpdatePointOfInterestRequest,
+} from './oms/points-of-interest.js';
+import type { CreateSetRequest, DeleteSetRequest, ListSetsRequest, SetRequest, ShipmentSet, UpdateSetRequest } from './oms/sets.js';
+import type {
+  CreateShipmentRequest,
+  DeleteShipmentRequest,
+  ListShipmentsRequest,
+  Shipment,
+  ShipmentRequest,
+  TransitionShipmentRequest,
+  TransitionShipmentResult,
+  UpdateShipmentRequest,
+} from './oms/shipments.js';
+import { type Subject, Subjects } from './subjects.js';
+
+/** One NATS hop: what the caller sends and what the handler answers. */
+interface Hop<Request, Reply> {
+  request: Request;
+  reply: Reply;
+}
+
+/** A reply that carries nothing: the handler returns nothing, the caller gets `null` on the wire. */
+type Empty = void;
+
+/** The answer of a service's liveness probe. */
+export interface PingReply {
+  status: 'ok';
+}
+
+/**
+ * The request and reply type of every subject: `NatsRpcClient.call(subject, request)` infers both from
+ * it, and `@Handles(subject)` checks a handler's payload and return type against it.
+ */
+export interface Contracts {
+  [Subjects.oms.ping]: Hop<Record<string, never>, PingReply>;
+
+  [Subjects.oms.shipments.list]: Hop<ListShipmentsRequest, ItemPage<Shipment>>;
+  [Subjects.oms.shipments.create]: Hop<CreateShipmentRequest, Versioned<Shipment>>;
+  [Subjects.oms.shipments.get]: Hop<ShipmentRequest, Versioned<Shipment>>;
+  [Subjects.oms.shipments.update]: Hop<UpdateShipmentRequest, Versioned<Shipment>>;
+  [Subjects.oms.shipments.delete]: Hop<DeleteShipmentRequest, Empty>;
+  [Subjects.oms.shipments.transition]: Hop<TransitionShipmentRequest, TransitionShipmentResult>;
+
+  [Subjects.oms.sets.list]: Hop<ListSetsRequest, ItemPage<ShipmentSet>>;
+  [Subjects.oms.sets.create]: Hop<CreateSetRequest, Versioned<ShipmentSet>>;
+  [Subjects.oms.sets.get]: Hop<SetRequest, Versioned<ShipmentSet>>;
+  [Subjects.oms.sets.update]: Hop<UpdateSetRequest, Versioned<ShipmentSet>>;
+  [Subjects.oms.sets.delete]: Hop<DeleteSetRequest, Empty>;
+
+  [Subjects.oms.items.list]: Hop<ListItemsRequest, ItemPage<Item>>;
+  [Subjects.oms.items.create]: Hop<CreateItemRequest, Versioned<Item>>;
+  [Subjects.oms.items.get]: Hop<ItemRequest, Versioned<Item>>;
+  [Subjects.oms.items.update]: Hop<UpdateItemRequest, Versioned<Item>>;
+  [Subjects.oms.items.delete]: Hop<DeleteItemRequest, Empty>;
+
+  [Subjects.oms.pointsOfInterest.list]: Hop<ListPointsOfInterestRequest, ItemPage<PointOfInterest>>;
+  [Subjects.oms.pointsOfInterest.create]: Hop<CreatePointOfInterestRequest, Versioned<PointOfInterest>>;
+  [Subjects.oms.pointsOfInterest.get]: Hop<PointOfInterestRequest, Versioned<PointOfInterest>>;
+  [Subjects.oms.pointsOfInterest.update]: Hop<UpdatePointOfInterestRequest, Versioned<PointOfInterest>>;
+  [Subjects.oms.pointsOfInterest.delete]: Hop<DeletePointOfInterestRequest, Empty>;
+
+  [Subjects.oms.assignments.assign]: Hop<AssignmentRequest, Empty>;
+  [Subjects.oms.assignments.unassign]: Hop<AssignmentRequest, Empty>;
+
+  [Subjects.oms.operations.create]: Hop<CreateOperationRequest, Versioned<Operation>>;
+  [Subjects.oms.operations.list]: Hop<ListOperationsRequest, OperationPage>;
+  [Subjects.oms.operations.get]: Hop<OperationRequest, Versioned<Operation>>;
+  [Subjects.oms.operations.results]: Hop<ListOperationResultsRequest, OperationResultPage>;
+  [Subjects.oms.operations.cancel]: Hop<OperationRequest, Empty>;
+
+  [Subjects.dms.ping]: Hop<Record<string, never>, PingReply>;
+
+  [Subjects.dms.devices.list]: Hop<ListDevicesRequest, DevicePage>;
+  [Subjects.dms.devices.create]: Hop<CreateDeviceRequest, Versioned<Device>>;
+  [Subjects.dms.devices.get]: Hop<DeviceRequest, Versioned<Device>>;
+  [Subjects.dms.devices.update]: Hop<UpdateDeviceRequest, Versioned<Device>>;
+  [Subjects.dms.devices.delete]: Hop<DeleteDeviceRequest, Empty>;
+  [Subjects.dms.devices.retire]: Hop<RetireDeviceRequest, RetireDeviceResult>;
+  [Subjects.dms.devices.assign]: Hop<AssignDeviceRequest, Empty>;
+  [Subjects.dms.devices.unassign]: Hop<UnassignDeviceRequest, Empty>;
+  [Subjects.dms.devices.release]: Hop<ReleaseDevicesRequest, ReleaseDevicesResult>;
+  [Subjects.dms.devices.linked]: Hop<LinkedDevicesRequest, LinkedDevices>;
+
+  [Subjects.dms.operations.link]: Hop<OperationChunk<LinkEntry>, OperationChunkResult>;
+  [Subjects.dms.operations.retire]: Hop<OperationChunk<RetireEntry>, OperationChunkResult>;
+  [Subjects.dms.operations.settle]: Hop<SettleOperationRequest, OperationChunkResult>;
+  [Subjects.dms.operations.purge]: Hop<PurgeOperationsRequest, void>;
+}
+
+/** What a caller sends on `subject`. */
+export type RequestOf<T extends Subject> = Contracts[T]['request'];
+/** What the handler of `subject` answers (`void`: nothing; the caller gets `null`). */
+export type ReplyOf<T extends Subject> = Contracts[T]['reply'];
+
+/** Every subject has a contract, and every contract a subject: a subject left out fails to compile here. */
+export type ContractsCoverEverySubject = Assert<[Exclude<Subject, keyof Contracts>, Exclude<keyof Contracts, Subject>] extends [never, never] ? true : false>;
+type Assert<T extends true> = T;
