@@ -92,9 +92,6 @@ export function natsConnectionOptions(config: NatsConfig, name: string): NodeCon
     maxReconnectAttempts: -1,
     reconnectTimeWait: config.NATS_RECONNECT_TIME_WAIT_MS,
     inboxPrefix: config.NATS_INBOX_PREFIX,
-    // No stack trace captured per call of nats.js's own `request` (speed machinery, docs/architecture.md;
-    // `NatsRpcClient` no longer calls it); the errors keep their types.
-    noAsyncTraces: true,
   };
   if (config.NATS_USER !== '') Object.assign(options, { user: config.NATS_USER, pass: config.NATS_PASSWORD });
   if (config.NATS_TOKEN !== '') options.token = config.NATS_TOKEN;
