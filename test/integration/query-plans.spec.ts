@@ -327,6 +327,36 @@ describe('query plans of the hot reads on tables never analyzed', () => {
     await expectIndexPlan(omsClient, await batchedStatementOf(omsStatements, get), 'shipments', ['shipments_pkey']);
   });
 
+  it('point reads keep to the primary key on a small never-analyzed table, where an account index looks as cheap', async () => {
+    // Without statistics, `id = $1 AND account_id = $2 AND tenant_id = $3` on a table of some 20000 rows costs
+    // the same through the (tenant_id, account_id, seq) keyset index as through the primary key, and the
+    // keyset index reads the whole account. The statements are taken first: the table is then rebuilt small
+    // inside a transaction that is rolled back, which would block the repositories' own connections.
+    const [{ id: shipmentId }] = (await omsClient.query<{ id: string }>('SELECT id FROM shipments WHERE account_id = $1 LIMIT 1', [scope.accountId])).rows;
+    const [{ id: deviceId }] = (await dmsClient.query<{ id: string }>('SELECT id FROM devices WHERE account_id = $1 LIMIT 1', [scope.accountId])).rows;
+    const getShipment = () => shipments.findOneJson(scope, shipmentId!);
+    const alone = await statementOf(omsStatements, getShipment);
+    const batched = await batchedStatementOf(omsStatements, getShipment);
+    const device = await statementOf(dmsStatements, () => devices.findOne(scope, deviceId!));
+    const small = 20_000;
+    for (const [client, table, statements, columns, values] of [
+      [omsClient, 'shipments', [alone, batched], 'id, tenant_id, account_id, name, status, mode, created_at, updated_at', `'Shipment ' || n, 'Planned', 'Road', now(), now()`],
+      [dmsClient, 'devices', [device], 'id, tenant_id, account_id, serial_number, model, status, metadata, created_at, updated_at', `'SMALL-' || n, 'T4', 'Available', '{}', now(), now()`],
+    ] as const) {
+      await client.query('BEGIN');
+      try {
+        await client.query(`TRUNCATE ${table} CASCADE`);
+        await client.query(
+          `INSERT INTO ${table} (${columns}) SELECT gen_random_uuid(), $1, $2, ${values} FROM generate_series(1, ${small}) AS n`,
+          [scope.tenantId, scope.accountId],
+        );
+        for (const statement of statements) await expectIndexPlan(client, statement, table, [`${table}_pkey`]);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    }
+  });
+
   describe('devices', () => {
     const list = (page: PageRequest, status?: DeviceStatus[]) => () => devices.findPageJson(scope, page, { status });
 

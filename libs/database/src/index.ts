@@ -7,3 +7,4 @@ export * from './pg-errors.js';
 export * from './migrate-command.js';
 export * from './prepared-rows.js';
 export * from './batched-rows.js';
+export * from './owned-by.js';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
+import { ownedBy } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
@@ -49,8 +50,9 @@ export class DeviceRepository {
     });
   }
 
-  findOne(scope: AccountScope, id: string): Promise<DeviceEntity | null> {
-    return this.devices.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  async findOne(scope: AccountScope, id: string): Promise<DeviceEntity | null> {
+    // By primary key alone, then the owner: see `ownedBy`.
+    return ownedBy(await this.devices.findOneBy({ id }), scope);
   }
 
   /**

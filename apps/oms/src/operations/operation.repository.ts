@@ -9,6 +9,7 @@ import {
   type PageRequest,
   UNFINISHED_OPERATION_STATUSES,
 } from '@tracking/contracts';
+import { ownedBy } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { OperationEntity, OperationEntryEntity } from './operation.entity.js';
@@ -90,8 +91,9 @@ export class OperationRepository {
     });
   }
 
-  findOne(scope: AccountScope, id: string): Promise<OperationEntity | null> {
-    return this.operations.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  async findOne(scope: AccountScope, id: string): Promise<OperationEntity | null> {
+    // By primary key alone, then the owner: see `ownedBy`.
+    return ownedBy(await this.operations.findOneBy({ id }), scope);
   }
 
   /** Processed entries in index order (the order they are processed in), optionally of one status. */

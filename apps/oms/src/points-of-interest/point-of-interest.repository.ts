@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { AccountScope, PageRequest } from '@tracking/contracts';
+import { ownedBy } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { PointOfInterestEntity } from './point-of-interest.entity.js';
@@ -33,8 +34,9 @@ export class PointOfInterestRepository {
     });
   }
 
-  findOne(scope: AccountScope, id: string): Promise<PointOfInterestEntity | null> {
-    return this.pointsOfInterest.findOneBy({ id, accountId: scope.accountId, tenantId: scope.tenantId });
+  async findOne(scope: AccountScope, id: string): Promise<PointOfInterestEntity | null> {
+    // By primary key alone, then the owner: see `ownedBy`.
+    return ownedBy(await this.pointsOfInterest.findOneBy({ id }), scope);
   }
 
   /**

@@ -84,7 +84,9 @@ export class ShipmentRepository {
   async findOneJson(scope: AccountScope, id: string): Promise<{ json: string; version: number } | null> {
     const [row] = await batchedRows<[json: string, version: number]>(
       this.shipments.manager.connection,
-      'SELECT api_json, version FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3',
+      // The owner is checked outside the fenced (OFFSET 0) lookup, so that only the primary key can serve it
+      // on tables never analyzed (docs/query-plans.md).
+      'SELECT api_json, version FROM (SELECT api_json, version, account_id, tenant_id FROM shipments WHERE id = $1 OFFSET 0) AS one WHERE account_id = $2 AND tenant_id = $3',
       ['uuid', 'uuid', 'uuid'],
       [id, scope.accountId, scope.tenantId],
     );
