@@ -13,8 +13,10 @@ import { randomBytes } from 'node:crypto';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const port = Number(process.env.PORT ?? 3000);
 const base = `http://localhost:${port}`;
-const credentialsFile = join(root, '.local', 'demo-credentials.json');
-const keyEncryptionKeyFile = join(root, '.local', 'key-encryption-key');
+// What this machine keeps between starts (git-ignored); START_LOCAL_DIR moves it, for the test of npm start.
+const localDir = process.env.START_LOCAL_DIR ?? join(root, '.local');
+const credentialsFile = join(localDir, 'demo-credentials.json');
+const keyEncryptionKeyFile = join(localDir, 'key-encryption-key');
 const services = {
   oms: 'apps/oms/dist/main.js',
   dms: 'apps/dms/dist/main.js',
@@ -38,13 +40,13 @@ function admin(...args) {
   return JSON.parse(out.toString());
 }
 
-// This machine only, unless HOST or OPS_HOST says otherwise: the demo's credentials are printed in the clear.
-const serviceEnv = { ...process.env, HOST: process.env.HOST ?? '127.0.0.1', OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1' };
-
 function run(name) {
+  // Read when the service starts, so that it sees what this script set up first (KEY_ENCRYPTION_KEYS).
+  // This machine only, unless HOST or OPS_HOST says otherwise: the demo's credentials are printed in the clear.
+  const env = { ...process.env, HOST: process.env.HOST ?? '127.0.0.1', OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1' };
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
-    env: serviceEnv,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const stream of [child.stdout, child.stderr]) {
@@ -143,7 +145,11 @@ if (credentials) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ tenantId, applicationId, applicationSecret }),
   });
-  if (tokenResponse.ok && seed.seeded) {
+  if (!tokenResponse.ok) {
+    say(`The demo application could not get a token: ${tokenResponse.status} ${await tokenResponse.text()}`);
+    await stop(1);
+  }
+  if (seed.seeded) {
     const { accessToken } = await tokenResponse.json();
     for (const name of ['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']) {
       await api('POST', `/v1/accounts/${accountId}/shipments`, accessToken, { name });

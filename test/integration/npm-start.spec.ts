@@ -1,0 +1,88 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { databaseUrl, dropDatabases, testRedisUrl } from '@tracking/testing';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+
+/** A port nobody listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The README's quick start, `npm start` (scripts/start.mjs, on the built code), on databases, a NATS
+ * prefix, a Redis prefix and a local folder of its own: it must come up, seed the demo tenant and print
+ * credentials that really get a token and list the demo shipments.
+ */
+describe('npm start', () => {
+  const prefix = `${inject('runId')}_start_${process.pid}_`;
+  const localDir = mkdtempSync(join(tmpdir(), 'tracking-start-'));
+  let child: ChildProcess | undefined;
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGINT');
+      await exited;
+    }
+    rmSync(localDir, { recursive: true, force: true });
+    await dropDatabases(prefix);
+  });
+
+  it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      OPS_PORT: '0',
+      GATEWAY_DATABASE_URL: databaseUrl(`${prefix}gateway`),
+      OMS_DATABASE_URL: databaseUrl(`${prefix}oms`),
+      DMS_DATABASE_URL: databaseUrl(`${prefix}dms`),
+      NATS_SUBJECT_PREFIX: `test.${prefix}.`,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: `test:${prefix}:`,
+      START_LOCAL_DIR: localDir,
+      LOG_LEVEL: 'warn',
+      KEY_ENCRYPTION_KEYS: '',
+      NODE_ENV: 'development',
+    };
+    child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('Press Ctrl-C') && Date.now() < deadline && child.exitCode === null) {
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 200))]);
+    }
+    expect(output, output).toContain('Press Ctrl-C');
+    expect(output).toContain('made a key-encryption key');
+
+    const credentials = JSON.parse(readFileSync(join(localDir, 'demo-credentials.json'), 'utf8')) as Record<string, string>;
+    const base = `http://localhost:${port}`;
+    const token = await fetch(`${base}/v1/applications/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tenantId: credentials.tenantId,
+        applicationId: credentials.applicationId,
+        applicationSecret: credentials.applicationSecret,
+      }),
+    });
+    expect(token.status, output).toBe(200);
+    const { accessToken } = (await token.json()) as { accessToken: string };
+    const list = await fetch(`${base}/v1/accounts/${credentials.accountId}/shipments`, { headers: { authorization: `Bearer ${accessToken}` } });
+    expect(list.status).toBe(200);
+    const body = (await list.json()) as { items: { name: string }[] };
+    expect(body.items.map((shipment) => shipment.name)).toEqual(['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  }, 120_000);
+});
