@@ -108,15 +108,7 @@ describe('a database outage under the bulk-job worker', () => {
     ['OMS', 'OMS_DATABASE_URL'],
   ] as const)('the %s database down: the worker waits it out without using an attempt, and the operation completes', async (_, env) => {
     const devices = await seedDevices(stack, tenant, 3);
-    // The worker is held in the middle of its chunk (the DMS waits for a device row) when the outage starts.
-    const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
-    holder.on('error', () => undefined);
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [devices[0]]);
-    const path = await startBulkRetire(stack, tenant, devices);
-    const operationId = path.split('/').pop()!;
-    await waitForLockWaiter(stack.env.DMS_DATABASE_URL!);
+    const { holder, path, operationId } = await retireHeldInItsChunk(stack, tenant, devices);
     const failedBefore = failedSteps;
     const restore = await takeDown(stack.env[env]!);
     try {
@@ -135,6 +127,21 @@ describe('a database outage under the bulk-job worker', () => {
     expect((await queue.getJob(operationId))?.attemptsMade ?? 0).toBeLessThanOrEqual(1);
   });
 });
+
+/**
+ * Starts a bulk retire of `devices` while a session holds the first device's row, and resolves once the
+ * worker's chunk waits for it in the DMS: the worker is in the middle of its chunk when an outage starts.
+ */
+async function retireHeldInItsChunk(stack: TestStack, tenant: TestTenant, devices: string[]) {
+  const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
+  holder.on('error', () => undefined);
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [devices[0]]);
+  const path = await startBulkRetire(stack, tenant, devices);
+  await waitForLockWaiter(stack.env.DMS_DATABASE_URL!);
+  return { holder, path, operationId: path.split('/').pop()! };
+}
 
 /** Resolves once some session of the database waits for a lock; fails after 10 s. */
 async function waitForLockWaiter(url: string): Promise<void> {
@@ -171,14 +178,7 @@ describe('an outage longer than WORKER_OUTAGE_LIMIT_MS', () => {
 
   it('uses up an attempt of the job (the queue retries it), and the operation still completes once the database is back', async () => {
     const devices = await seedDevices(stack, tenant, 2);
-    const holder = new pg.Client({ connectionString: stack.env.DMS_DATABASE_URL });
-    holder.on('error', () => undefined);
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [devices[0]]);
-    const path = await startBulkRetire(stack, tenant, devices);
-    const operationId = path.split('/').pop()!;
-    await waitForLockWaiter(stack.env.DMS_DATABASE_URL!);
+    const { holder, path, operationId } = await retireHeldInItsChunk(stack, tenant, devices);
     const restore = await takeDown(stack.env.DMS_DATABASE_URL!);
     try {
       await expect.poll(async () => (await queue.getJob(operationId))?.attemptsMade, { timeout: 15000, interval: 100 }).toBe(1);

@@ -1,19 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { databaseUrl, dropDatabases, testRedisUrl } from '@tracking/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-
-/** A port nobody listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../support/processes.js';
 
 /**
  * The README's quick start, `npm start` (scripts/start.mjs, on the built code), on databases, a NATS

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './processes.js';
 
 /** The nats-server binary; `NATS_SERVER_BIN` overrides it. */
 const BINARY = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
@@ -80,16 +80,4 @@ export class OwnNatsServer {
   log(): string {
     return this.output.join('');
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return address.port;
 }
