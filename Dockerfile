@@ -25,7 +25,11 @@ COPY libs/database/package.json libs/database/
 COPY libs/messaging/package.json libs/messaging/
 COPY libs/observability/package.json libs/observability/
 COPY libs/paging/package.json libs/paging/
+COPY libs/outbox/package.json libs/outbox/
+COPY libs/sdk/package.json libs/sdk/
+COPY libs/geofence/package.json libs/geofence/
 COPY libs/testing/package.json libs/testing/
+COPY libs/webhooks/package.json libs/webhooks/
 
 # Build: every dependency, then `tsc -b`; /out receives each workspace's package.json and dist only.
 FROM manifests AS build

@@ -18,6 +18,8 @@ export default [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
+            // The SDK is published on its own: it imports no workspace library.
+            { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             // OMS and DMS never import each other; only shared and backend libraries.
             { sourceTag: 'scope:oms', onlyDependOnLibsWithTags: ['scope:oms', 'scope:shared', 'scope:backend'] },

@@ -43,7 +43,14 @@ function admin(...args) {
 function run(name) {
   // Read when the service starts, so that it sees what this script set up first (KEY_ENCRYPTION_KEYS).
   // This machine only, unless HOST or OPS_HOST says otherwise: the demo's credentials are printed in the clear.
-  const env = { ...process.env, HOST: process.env.HOST ?? '127.0.0.1', OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1' };
+  const env = {
+    ...process.env,
+    HOST: process.env.HOST ?? '127.0.0.1',
+    OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1',
+    // Local development: webhooks may reach http:// receivers on this machine (both are off in production).
+    WEBHOOK_ALLOW_INSECURE: process.env.WEBHOOK_ALLOW_INSECURE ?? 'true',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: process.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? 'true',
+  };
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
     env,
@@ -94,11 +101,42 @@ async function waitUntilReady(timeoutMs) {
 async function api(method, path, token, body) {
   const response = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-  return response.json();
+  return response.status === 204 ? null : response.json();
+}
+
+/**
+ * The first demo shipment under way with a tracker and a first stretch of road from Rotterdam towards
+ * Lyon, so that `GET /shipments/{id}/track` shows something at once. A track holds only what a device
+ * recorded while assigned, so the readings are stamped after the assignment: 30 positions over the
+ * 600 ms this script waits (a demo, not a truck's real speed).
+ */
+async function seedDemoTrack(accountId, token, shipmentId) {
+  const at = `/v1/accounts/${accountId}`;
+  const set = await api('POST', `${at}/shipments/${shipmentId}/sets`, token, { name: 'Pallets', kind: 'Pallet' });
+  const device = await api('POST', `${at}/devices`, token, { serialNumber: 'DEMO-TRACKER-1', model: 'Demo GPS tracker' });
+  await api('PUT', `${at}/shipments/${shipmentId}/sets/${set.id}/devices/${device.id}`, token);
+  const assigned = Date.now();
+  await api('POST', `${at}/shipments/${shipmentId}/start`, token);
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const [from, to] = [
+    [51.9244, 4.4777],
+    [45.764, 4.8357],
+  ];
+  const readings = Array.from({ length: 30 }, (_, i) => {
+    const f = i / 29 / 4; // the first quarter of the way
+    return {
+      deviceId: device.id,
+      recordedAt: new Date(assigned + 10 + i * 19).toISOString(),
+      location: { lat: from[0] + (to[0] - from[0]) * f, lng: from[1] + (to[1] - from[1]) * f + 0.02 * Math.sin(i / 3), accuracyMeters: 8 },
+      temperatureC: 4 + Math.sin(i / 5),
+      batteryPercent: 90 - i * 0.2,
+    };
+  });
+  await api('POST', `${at}/readings`, token, { readings });
 }
 
 // Signing keys are stored encrypted with a key-encryption key: unless one is given, use this machine's own,
@@ -151,9 +189,11 @@ if (credentials) {
   }
   if (seed.seeded) {
     const { accessToken } = await tokenResponse.json();
+    const shipments = [];
     for (const name of ['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']) {
-      await api('POST', `/v1/accounts/${accountId}/shipments`, accessToken, { name });
+      shipments.push(await api('POST', `/v1/accounts/${accountId}/shipments`, accessToken, { name }));
     }
+    await seedDemoTrack(accountId, accessToken, shipments[0].id);
   }
   const body = JSON.stringify({ tenantId, applicationId, applicationSecret });
   const curl =
@@ -163,6 +203,7 @@ if (credentials) {
   say(`Demo tenant ${tenantId}, account ${accountId}`);
   say(`Demo Admin application ${applicationId}, secret ${applicationSecret}`);
   say(`(credentials kept in ${credentialsFile})`);
+  say('Webhooks may target http:// and local addresses here (WEBHOOK_ALLOW_INSECURE and WEBHOOK_ALLOW_PRIVATE_NETWORKS are true for npm start, false by default).');
   say('List the demo shipments:');
   process.stdout.write(`\n${curl}\n\n`);
 } else {

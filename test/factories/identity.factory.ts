@@ -10,7 +10,7 @@ export interface TestTenant {
 
 export interface TenantOverrides {
   accounts?: number;
-  role?: 'Admin' | 'Operator' | 'Viewer';
+  role?: 'Admin' | 'Operator' | 'Viewer' | 'Ingest';
   /** Which of the created accounts the application's role covers; default all (`*`). */
   roleAccounts?: 'all' | number[];
 }

@@ -111,6 +111,7 @@ describe('admin command line (compiled, against its own database)', () => {
       ['Admin', () => '*', () => '*' as const],
       ['Operator', () => accountIds.join(','), () => accountIds],
       ['Viewer', () => accountIds[1]!, () => [accountIds[1]]],
+      ['Ingest', () => accountIds[0]!, () => [accountIds[0]]],
     ])('application create --role %s prints its id and secret once, and stores only a hash', async (role, accounts, expected) => {
       const printed = await ok('application', 'create', '--tenant', tenantId, '--name', `${role} app`, '--role', role, '--accounts', accounts());
       expect(printed).toStrictEqual({ applicationId: expect.stringMatching(UUID), applicationSecret: expect.any(String) });
@@ -194,7 +195,7 @@ describe('admin command line (compiled, against its own database)', () => {
       it('a bad role', async () => {
         const before = await count('applications');
         const args = ['application', 'create', '--tenant', tenantId, '--name', 'X', '--role', 'Owner', '--accounts', '*'];
-        expect((await fails(args, /role must be one of Admin, Operator, Viewer/)).code).toBe(1);
+        expect((await fails(args, /role must be one of Admin, Operator, Viewer, Ingest/)).code).toBe(1);
         await fails([...args.slice(0, -3), 'admin', '--accounts', '*'], /role must be one of/);
         expect(await count('applications')).toBe(before);
       });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompleteDevices1763800004000 } from '../../apps/dms/src/migrations/1763800004000-complete-devices.js';
+import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
 import { assignDeviceInDatabase, createDevice, deviceBody, devicesPath, uniqueSerialNumber } from '../factories/device.factory.js';
 import { createTenant, issueToken, type TestTenant } from '../factories/identity.factory.js';
 import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../support/http-assertions.js';
@@ -460,6 +461,8 @@ describe('devices over HTTP', () => {
         ...device,
         ...change,
         lastSeenAt: '2025-11-22T12:30:00.000Z',
+        // A position a client sets counts as recorded when it was set (docs/readings.md).
+        lastLocation: { ...change.lastLocation, accuracyMeters: null, recordedAt: expect.stringMatching(TIMESTAMP_MS) },
         updatedAt: expect.stringMatching(TIMESTAMP_MS),
       });
       expect(Date.parse(response.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(device.updatedAt));
@@ -752,14 +755,19 @@ describe('devices over HTTP', () => {
 
     it('has a migration that can be undone and applied again', async () => {
       const migration = new CompleteDevices1763800004000();
-      const runner = { query: (sql: string) => dms.query(sql) };
+      // The migrations after it build on its columns (a trigger on the device's link, the stored JSON):
+      // they are undone first, newest first, and applied again after it.
+      const later = dmsMigrations.slice(dmsMigrations.indexOf(CompleteDevices1763800004000) + 1).map((Migration) => new Migration());
+      const runner = { query: (sql: string, parameters?: unknown[]) => dms.query(sql, parameters) };
       const columns = async () =>
         (await dms.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'devices'`)).rows.map((row) => row.column_name);
       await dms.query('BEGIN');
       try {
+        for (const step of [...later].reverse()) await step.down(runner as never);
         await migration.down(runner as never);
         expect(await columns()).not.toContain('shipment_id');
         await migration.up(runner as never);
+        for (const step of later) await step.up(runner as never);
         expect(await columns()).toEqual(expect.arrayContaining(['shipment_id', 'set_id', 'last_location_lat', 'battery_level']));
       } finally {
         await dms.query('ROLLBACK');

@@ -290,7 +290,7 @@ describe('edge protection', () => {
     });
 
     it('npm start binds loopback; the image, docker compose and the Kubernetes manifests bind every interface', () => {
-      expect(file('scripts/start.mjs')).toMatch(/HOST: process\.env\.HOST \?\? '127\.0\.0\.1', OPS_HOST: process\.env\.OPS_HOST \?\? '127\.0\.0\.1'/);
+      expect(file('scripts/start.mjs')).toMatch(/HOST: process\.env\.HOST \?\? '127\.0\.0\.1',\s+OPS_HOST: process\.env\.OPS_HOST \?\? '127\.0\.0\.1'/);
       expect(file('Dockerfile')).toMatch(/^\s+HOST=0\.0\.0\.0 \\\n\s+OPS_HOST=0\.0\.0\.0$/m);
       expect(file('docker-compose.yml')).toMatch(/environment: &environment\n(\s+#.*\n)*\s+HOST: 0\.0\.0\.0\n\s+OPS_HOST: 0\.0\.0\.0\n/);
       const kustomization = file('deploy/k8s/base/kustomization.yaml');

@@ -70,8 +70,15 @@ describe('npm start', () => {
     const { accessToken } = (await token.json()) as { accessToken: string };
     const list = await fetch(`${base}/v1/accounts/${credentials.accountId}/shipments`, { headers: { authorization: `Bearer ${accessToken}` } });
     expect(list.status).toBe(200);
-    const body = (await list.json()) as { items: { name: string }[] };
+    const body = (await list.json()) as { items: { id: string; name: string; status: string }[] };
     expect(body.items.map((shipment) => shipment.name)).toEqual(['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']);
+    // The first one is under way with a short track, so a newcomer sees data at once.
+    expect(body.items[0]!.status).toBe('InTransit');
+    const track = await fetch(`${base}/v1/accounts/${credentials.accountId}/shipments/${body.items[0]!.id}/track`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    expect(track.status).toBe(200);
+    expect(((await track.json()) as { points: unknown[] }).points).toHaveLength(30);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -9,7 +9,7 @@ import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../s
 import { metadataOf } from '../support/resource-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 
-const FIELDS = ['id', 'name', 'kind', 'location', 'radiusMeters', 'address', 'metadata', 'createdAt', 'updatedAt'].sort();
+const FIELDS = ['id', 'name', 'kind', 'location', 'radiusMeters', 'dwellSeconds', 'address', 'metadata', 'createdAt', 'updatedAt'].sort();
 const KINDS = ['Warehouse', 'Port', 'Airport', 'Customer', 'Supplier', 'Other'];
 const STRONG_ETAG = /^"[^"]+"$/;
 const UNKNOWN_ID = '0190a4a0-0000-7000-8000-000000000000';
@@ -58,6 +58,7 @@ describe('points of interest over HTTP', () => {
         kind: 'Warehouse',
         location: { lat: 51.9225, lng: 4.47917 },
         radiusMeters: 200,
+        dwellSeconds: 120,
         address: null,
         metadata: {},
       });
@@ -82,6 +83,7 @@ describe('points of interest over HTTP', () => {
         kind: 'Airport',
         location: { lat: -33.9249, lng: -18.4241 },
         radiusMeters: 1500,
+        dwellSeconds: 600,
         address: 'Anchoragelaan 1, 1118 LE Schiphol — “Gate 3”',
         metadata: { dock: 'B4', gates: 12, ratio: 0.125, large: 12345678901234, bonded: true, open: false, note: 'Zoll ✓' },
       };
@@ -114,6 +116,8 @@ describe('points of interest over HTTP', () => {
       ['a name of 200 characters', { name: 'n'.repeat(200) }],
       ['the smallest radius', { radiusMeters: 10 }],
       ['the largest radius', { radiusMeters: 100000 }],
+      ['no dwell', { dwellSeconds: 0 }],
+      ['the longest dwell', { dwellSeconds: 86400 }],
       ['an empty address', { address: '' }],
       ['an address of 2000 characters', { address: 'a'.repeat(2000) }],
       ['a null address', { address: null }],
@@ -162,6 +166,11 @@ describe('points of interest over HTTP', () => {
       ['a radius of 9', { radiusMeters: 9 }, 'radiusMeters', 'OutOfRange'],
       ['a negative radius', { radiusMeters: -200 }, 'radiusMeters', 'OutOfRange'],
       ['a radius of 100001', { radiusMeters: 100001 }, 'radiusMeters', 'OutOfRange'],
+      ['a null dwell', { dwellSeconds: null }, 'dwellSeconds', 'InvalidFormat'],
+      ['a string dwell', { dwellSeconds: '120' }, 'dwellSeconds', 'InvalidFormat'],
+      ['a fractional dwell', { dwellSeconds: 1.5 }, 'dwellSeconds', 'InvalidFormat'],
+      ['a negative dwell', { dwellSeconds: -1 }, 'dwellSeconds', 'OutOfRange'],
+      ['a dwell of 86401', { dwellSeconds: 86401 }, 'dwellSeconds', 'OutOfRange'],
       // address
       ['a numeric address', { address: 5 }, 'address', 'InvalidFormat'],
       ['an object address', { address: { street: 'x' } }, 'address', 'InvalidFormat'],
@@ -365,6 +374,7 @@ describe('points of interest over HTTP', () => {
       ['kind', { kind: 'Supplier' }],
       ['location', { location: { lat: -12.5, lng: 130.75 } }],
       ['radiusMeters', { radiusMeters: 10 }],
+      ['dwellSeconds', { dwellSeconds: 0 }],
       ['address', { address: 'Europaweg 875, Maasvlakte' }],
       ['metadata', { metadata: { lane: 7 } }],
       ['several fields at once', { name: 'Port of Antwerp', kind: 'Port', radiusMeters: 100000, address: '' }],
@@ -418,6 +428,11 @@ describe('points of interest over HTTP', () => {
       ['a fractional radius', { radiusMeters: 20.5 }, 'radiusMeters', 'InvalidFormat'],
       ['a radius of 9', { radiusMeters: 9 }, 'radiusMeters', 'OutOfRange'],
       ['a radius of 100001', { radiusMeters: 100001 }, 'radiusMeters', 'OutOfRange'],
+      ['a null dwell', { dwellSeconds: null }, 'dwellSeconds', 'InvalidFormat'],
+      ['a string dwell', { dwellSeconds: '120' }, 'dwellSeconds', 'InvalidFormat'],
+      ['a fractional dwell', { dwellSeconds: 1.5 }, 'dwellSeconds', 'InvalidFormat'],
+      ['a negative dwell', { dwellSeconds: -1 }, 'dwellSeconds', 'OutOfRange'],
+      ['a dwell of 86401', { dwellSeconds: 86401 }, 'dwellSeconds', 'OutOfRange'],
       ['a numeric address', { address: 1 }, 'address', 'InvalidFormat'],
       ['an address of 2001 characters', { address: 'a'.repeat(2001) }, 'address', 'OutOfRange'],
       ['null metadata', { metadata: null }, 'metadata', 'InvalidFormat'],

@@ -26,6 +26,9 @@ const SHIPMENT_FIELDS = [
   'metadata',
   'createdAt',
   'updatedAt',
+  'autoTransitions',
+  'conditions',
+  'excursions',
 ].sort();
 
 const STRONG_ETAG = /^"[^"]+"$/;

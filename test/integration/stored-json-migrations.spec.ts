@@ -22,6 +22,18 @@ interface StoredJsonCase<Entity> {
   /** Rows that exercise every kind of value the stored JSON has to write as the service's mapper does. */
   rows: Row[];
   toApi: (entity: Entity) => unknown;
+  /** What undoing the migration (and every later one) must leave; by default no `api_json` and none of `functions`. */
+  undone?: (dataSource: DataSource, subject: StoredJsonCase<Entity>) => Promise<void>;
+}
+
+/** Without `api_json` and its functions, as before StoreShipmentJson / StoreDeviceJson. */
+async function expectNoStoredJson(dataSource: DataSource, subject: StoredJsonCase<object>): Promise<void> {
+  const columns = (await dataSource.query(
+    `SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name = 'api_json'`,
+    [subject.table],
+  )) as unknown[];
+  expect(columns).toEqual([]);
+  expect(await dataSource.query('SELECT proname FROM pg_proc WHERE proname = ANY($1)', [subject.functions])).toEqual([]);
 }
 
 const awkwardText = 'Quote " backslash \\ newline \n tab \t control \u0001 emoji 🚚 é </script>';
@@ -49,6 +61,26 @@ const shipments: StoredJsonCase<ShipmentEntity> = {
     { name: 'All optional fields empty', status: 'Planned', tags: [], metadata: {} },
   ],
   toApi: toShipment,
+};
+
+/** The tracking fields (autoTransitions, conditions, excursions) of CreateAlertsAndVisits, on rows stored before it. */
+const shipmentTracking: StoredJsonCase<ShipmentEntity> = {
+  ...shipments,
+  migration: 'CreateAlertsAndVisits1763800020000',
+  undone: async (dataSource) => {
+    const rows = (await dataSource.query('SELECT api_json FROM shipments')) as { api_json: string }[];
+    expect(rows).toHaveLength(shipments.rows.length);
+    for (const row of rows) {
+      const keys = Object.keys(JSON.parse(row.api_json));
+      expect(keys.at(-1)).toBe('updatedAt');
+      expect(keys).not.toContain('excursions');
+    }
+    const columns = (await dataSource.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'shipments' AND column_name = ANY($1)`,
+      [['auto_transitions', 'conditions', 'excursion_temperature_ms', 'excursion_humidity_ms']],
+    )) as unknown[];
+    expect(columns).toEqual([]);
+  },
 };
 
 const devices: StoredJsonCase<DeviceEntity> = {
@@ -86,7 +118,7 @@ const devices: StoredJsonCase<DeviceEntity> = {
   toApi: toDevice,
 };
 
-describe.each([shipments, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
+describe.each([shipments, shipmentTracking, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
   const prefix = `${inject('runId')}_stored_json_${process.pid}_${subject.service}_`;
   const url = databaseUrl(`${prefix}db`);
   const open: DataSource[] = [];
@@ -103,7 +135,11 @@ describe.each([shipments, devices] as StoredJsonCase<object>[])('migration $migr
 
   it(`writes the JSON of every row already stored as the service shows it, and undoes cleanly`, async () => {
     await ensureDatabase(url);
-    const before = await dataSource(subject.migrations.filter((migration) => migration.name !== subject.migration));
+    // The migrations before the one under test; then it and every later one, so that the rows end in the
+    // current schema, which the current entity and mapper read.
+    const position = subject.migrations.findIndex((migration) => new migration().name === subject.migration);
+    expect(position).toBeGreaterThan(0);
+    const before = await dataSource(subject.migrations.slice(0, position));
     await before.runMigrations();
     const ids: string[] = [];
     for (const row of subject.rows) {
@@ -121,7 +157,7 @@ describe.each([shipments, devices] as StoredJsonCase<object>[])('migration $migr
 
     const after = await dataSource(subject.migrations);
     const applied = await after.runMigrations();
-    expect(applied.map((migration) => migration.name)).toEqual([subject.migration]);
+    expect(applied.map((migration) => migration.name)).toEqual(subject.migrations.slice(position).map((migration) => new migration().name));
     for (const id of ids) {
       const [{ api_json: json }] = (await after.query(`SELECT api_json FROM ${subject.table} WHERE id = $1`, [id])) as { api_json: string }[];
       // What the API wrote before, through JSON.stringify (which writes -0 as 0).
@@ -132,12 +168,7 @@ describe.each([shipments, devices] as StoredJsonCase<object>[])('migration $migr
     }
     expect(await after.query(`SELECT count(*)::int AS missing FROM ${subject.table} WHERE api_json IS NULL`)).toEqual([{ missing: 0 }]);
 
-    await after.undoLastMigration();
-    const columns = (await after.query(
-      `SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name = 'api_json'`,
-      [subject.table],
-    )) as unknown[];
-    expect(columns).toEqual([]);
-    expect(await after.query('SELECT proname FROM pg_proc WHERE proname = ANY($1)', [subject.functions])).toEqual([]);
+    for (let undone = 0; undone < applied.length; undone++) await after.undoLastMigration();
+    await (subject.undone ?? expectNoStoredJson)(after, subject);
   });
 });

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '@tracking/contracts';
+import { openAlert } from '../factories/alert.factory.js';
 import { createDevice, uniqueSerialNumber } from '../factories/device.factory.js';
 import type { TestTenant } from '../factories/identity.factory.js';
 import { createItem } from '../factories/item.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
 import type { CatalogRoute } from './route-catalog.js';
 import type { TestStack } from './stack.js';
 
@@ -21,6 +23,9 @@ export const PATH_RESOURCES: Record<string, ErrorCode> = {
   poiId: ErrorCode.PointOfInterestNotExists,
   deviceId: ErrorCode.DeviceNotExists,
   operationId: ErrorCode.OperationNotExists,
+  webhookId: ErrorCode.WebhookNotExists,
+  deliveryId: ErrorCode.DeliveryNotExists,
+  alertId: ErrorCode.AlertNotExists,
 };
 
 /** Routes on which a parameter's 404 is not the resource's own (docs/api.md, "Device assignment"). */
@@ -45,7 +50,9 @@ export type AccountResources = Record<string, string>;
 /**
  * One resource of every kind in the tenant's account `account`, through the real endpoints, each
  * carrying `marker` in a text field, so that a response that leaks one can be recognised. The device
- * is assigned to the set and the operation (a bulk retirement of an unknown device) is recorded.
+ * is assigned to the set, the operation (a bulk retirement of an unknown device) is recorded, and the
+ * webhook has one delivery (a test ping).
+ * shipment has an open alert of the device.
  */
 export async function createAccountResources(
   stack: TestStack,
@@ -64,6 +71,10 @@ export async function createAccountResources(
   if (assigned.status !== 204) throw new Error(`assignment failed: ${assigned.status} ${assigned.text}`);
   const operation = await stack.request('POST', `${base}/devices/bulk-retire`, { token: tenant.token, body: { deviceIds: [randomUUID()] } });
   if (operation.status !== 202) throw new Error(`bulk retirement failed: ${operation.status} ${operation.text}`);
+  const webhook = await createWebhook(stack, tenant, { account, body: { description: `${marker} webhook` } });
+  const delivery = await sendTestPing(stack, tenant, webhook.path);
+  // Alerts come from the evaluation of readings only; the store is what it writes them with.
+  const alert = await openAlert(stack, tenant, shipment.id, { account, deviceId: device.id });
   return {
     accountId,
     shipmentId: shipment.id,
@@ -72,5 +83,8 @@ export async function createAccountResources(
     poiId: pointOfInterest.id,
     deviceId: device.id,
     operationId: operation.body.id as string,
+    webhookId: webhook.webhook.id,
+    deliveryId: delivery.id,
+    alertId: alert.id,
   };
 }

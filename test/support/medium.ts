@@ -27,6 +27,8 @@ import { OperationChunksService } from '../../apps/dms/src/operations/operation-
 import { AssignmentsModule } from '../../apps/oms/src/assignments/assignments.module.js';
 import { type OmsConfig, readOmsConfig } from '../../apps/oms/src/config.js';
 import { DMS_NATS_CONNECTION, DmsClient } from '../../apps/oms/src/dms/dms.client.js';
+import { AlertEntity } from '../../apps/oms/src/alerts/alert.entity.js';
+import { VisitEntity } from '../../apps/oms/src/alerts/visit.entity.js';
 import { ItemEntity } from '../../apps/oms/src/items/item.entity.js';
 import { OmsCoreModule } from '../../apps/oms/src/oms-core.module.js';
 import { OperationEntity, OperationEntryEntity } from '../../apps/oms/src/operations/operation.entity.js';
@@ -40,6 +42,7 @@ import { SetsModule } from '../../apps/oms/src/sets/sets.module.js';
 import { ShipmentEntity } from '../../apps/oms/src/shipments/shipment.entity.js';
 import { ShipmentRepository } from '../../apps/oms/src/shipments/shipment.repository.js';
 import { ShipmentsModule } from '../../apps/oms/src/shipments/shipments.module.js';
+import { JETSTREAM_CONNECTION, OutboxRelayHost } from '@tracking/outbox';
 
 /**
  * The medium test tier: one service, its real repositories and a clone of the run's migrated template
@@ -124,7 +127,7 @@ export async function startMediumOms(dms: InProcessDmsClient, env: Record<string
   const queue: Pick<OperationQueue, 'enqueue'> = { enqueue: async (ids) => void enqueued.push(...ids) };
   const service = await build(
     'oms',
-    [ShipmentEntity, PointOfInterestEntity, SetEntity, ItemEntity, OperationEntity, OperationEntryEntity],
+    [ShipmentEntity, PointOfInterestEntity, SetEntity, ItemEntity, OperationEntity, OperationEntryEntity, AlertEntity, VisitEntity],
     (dataSource) =>
       Test.createTestingModule({
         imports: [
@@ -137,6 +140,11 @@ export async function startMediumOms(dms: InProcessDmsClient, env: Record<string
       })
         .overrideProvider(DMS_NATS_CONNECTION)
         .useValue(null)
+        // No NATS: the outbox is written (the tests read it) but not relayed.
+        .overrideProvider(JETSTREAM_CONNECTION)
+        .useValue(null)
+        .overrideProvider(OutboxRelayHost)
+        .useValue({})
         .overrideProvider(DmsClient)
         .useValue(dms)
         .overrideProvider(OperationQueue)

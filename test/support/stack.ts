@@ -12,6 +12,7 @@ import { startGateway } from '../../apps/gateway/src/gateway.app.js';
 import { IdentityService } from '../../apps/gateway/src/identity/identity.service.js';
 import { readOmsConfig } from '../../apps/oms/src/config.js';
 import { startOms, startOmsWorker } from '../../apps/oms/src/oms.app.js';
+import { deleteStreams } from './jetstream.js';
 
 let stackCounter = 0;
 
@@ -154,6 +155,17 @@ export class TestStack {
     this.baseUrl = baseUrlOf(this.gateway);
   }
 
+  /**
+   * Stops the stack's gateway and starts a new one on the same port (and `env` over the stack's): what a
+   * client sees when the gateway is redeployed behind a stable address. The new process has empty caches.
+   */
+  async restartGateway(env: Record<string, string> = {}): Promise<void> {
+    const port = new URL(this.baseUrl).port;
+    await this.gateway.close();
+    this.gateway = await startGateway(readGatewayConfig({ ...this.envOf('gateway'), ...env, PORT: port }), logger);
+    if (baseUrlOf(this.gateway) !== this.baseUrl) throw new Error('the restarted gateway did not get its port back');
+  }
+
   /** One more gateway on the stack's databases, NATS and Redis prefixes (and `env` over them); its base URL. */
   async startGatewayReplica(env: Record<string, string> = {}): Promise<string> {
     const replica = await startGateway(readGatewayConfig({ ...this.envOf('gateway'), ...env }), logger);
@@ -193,6 +205,7 @@ export class TestStack {
     // The separator matters: stack `..._1` must not drop the databases of stack `..._10`.
     await dropDatabases(`${this.name}_`);
     await deleteRedisKeys(`test:${this.name}:`);
+    await deleteStreams(this.env.NATS_SUBJECT_PREFIX ?? `test.${this.name}.`);
   }
 }
 

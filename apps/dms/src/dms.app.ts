@@ -25,7 +25,7 @@ export async function startDms(
     applicationName: 'dms',
   });
   metrics.watchDatabasePool(dataSource);
-  return startMicroservice(DmsModule.forRoot(config, dataSource), {
+  return startMicroservice(DmsModule.forRoot(config, dataSource, { logger, metrics }), {
     nats: config,
     queue: 'dms',
     logger,

@@ -60,7 +60,12 @@ export const gatewayConfigSchema = {
    */
   RATE_LIMIT_TOKEN_ADDRESS: rateLimitSetting({ default: '10/1m burst 20' }),
   RATE_LIMIT_TOKEN_FAILURES: rateLimitSetting({ default: '5/1m burst 10' }),
-  /** JSON: tenant id -> `{"application": "...", "tokenFailures": "..."}` replacing those two limits. */
+  /**
+   * Readings per tenant, whatever application sends them: each entry of a `POST /readings` batch counts
+   * one; a batch over it gets 429 whole (docs/readings.md, "Rate limit").
+   */
+  RATE_LIMIT_READINGS: rateLimitSetting({ default: '50000/1s burst 100000' }),
+  /** JSON: tenant id -> `{"application": "...", "tokenFailures": "...", "readings": "..."}` replacing those limits. */
   RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
   /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
   TRUST_PROXY: trustProxySetting(),

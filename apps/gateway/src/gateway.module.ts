@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
+import { AlertsModule } from './alerts/alerts.module.js';
 import { AssignmentsModule } from './assignments/assignments.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { DevicesModule } from './devices/devices.module.js';
@@ -12,12 +13,16 @@ import { HealthController } from './health/health.controller.js';
 import { ItemsModule } from './items/items.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
 import { OperationsModule } from './operations/operations.module.js';
+import { EventsModule } from './events/events.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { ProtectionModule } from './protection/protection.module.js';
+import { ReadingsModule } from './readings/readings.module.js';
+import { TracksModule } from './tracks/tracks.module.js';
 import { RpcModule } from './rpc/rpc.module.js';
 import { SetsModule } from './sets/sets.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 import { GATEWAY_CONFIG, LOGGER } from './tokens.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
 export class GatewayModule {
@@ -37,6 +42,11 @@ export class GatewayModule {
         DevicesModule,
         AssignmentsModule,
         OperationsModule,
+        ReadingsModule,
+        TracksModule,
+        EventsModule,
+        WebhooksModule,
+        AlertsModule,
         OpenApiModule,
       ],
       controllers: [HealthController],

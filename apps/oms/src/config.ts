@@ -1,10 +1,13 @@
-import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { ConfigError, env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
+import { outboxConfigSchema } from '@tracking/outbox';
+import { retryScheduleReader } from './webhooks/delivery/retry-schedule.js';
 
 export const omsConfigSchema = {
   OMS_DATABASE_URL: env.url({ default: 'postgres://postgres@127.0.0.1:5432/tracking_oms', protocols: ['postgres', 'postgresql'] }),
   OMS_DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 200 }),
   ...natsConfigSchema,
+  ...outboxConfigSchema,
   /**
    * How long the OMS waits for the DMS (device assignment and release) before failing the request with
    * 504 and rolling back; kept below the gateway's RPC_TIMEOUT_MS, so that the gateway hears the outcome of the
@@ -40,10 +43,41 @@ export const omsConfigSchema = {
   OPERATIONS_RETENTION_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
   /** How often a worker enqueues operations that PostgreSQL holds as unfinished but the queue lost. */
   WORKER_RECONCILE_INTERVAL_MS: env.int({ default: 30000, min: 100, max: 3600000 }),
+  /** The event feed (`GET /events`) keeps an event this many days after the OMS recorded it. */
+  EVENTS_RETENTION_DAYS: env.int({ default: 30, min: 1, max: 3650 }),
+  /** How often the workers delete events past their retention. */
+  EVENTS_RETENTION_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
+  /** Webhook URLs may be plain `http` (development and tests only; docs/webhooks.md, "SSRF policy"). */
+  WEBHOOK_ALLOW_INSECURE: env.bool({ default: false }),
+  /** Webhook URLs may reach loopback, private, link-local and metadata addresses (development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: env.bool({ default: false }),
+  /** Whether this worker process sends webhook deliveries and dispatches events to webhooks (docs/webhook-delivery.md). */
+  WEBHOOK_SENDER_ENABLED: env.bool({ default: true }),
+  /** An attempt that has no 2xx answer (status and body) within this long failed. */
+  WEBHOOK_TIMEOUT_MS: env.int({ default: 10000, min: 50, max: 120000 }),
+  /** Delays before the 2nd, 3rd, ... attempt (ms, s, m, h); after the last one's failure the delivery is Failed. */
+  WEBHOOK_RETRY_SCHEDULE: retryScheduleReader(),
+  /** A webhook whose every attempt failed for this long is Disabled. */
+  WEBHOOK_DISABLE_AFTER_MS: env.int({ default: 5 * 24 * 3600 * 1000, min: 100, max: 365 * 24 * 3600 * 1000 }),
+  /**
+   * How long a sender holds a delivery it claimed; a killed sender's claims come back after it. Must
+   * exceed WEBHOOK_TIMEOUT_MS by the time to record an outcome.
+   */
+  WEBHOOK_LEASE_MS: env.int({ default: 60000, min: 200, max: 3600000 }),
+  /** Requests one worker process has in flight at most, over all webhooks. */
+  WEBHOOK_CONCURRENCY: env.int({ default: 256, min: 1, max: 10000 }),
+  /** Requests one worker process has in flight at most to one webhook: a hanging receiver holds no more slots than this. */
+  WEBHOOK_CONCURRENCY_PER_WEBHOOK: env.int({ default: 16, min: 1, max: 1000 }),
+  /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
+  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 500, min: 10, max: 60000 }),
 };
 
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;
 
 export function readOmsConfig(source?: Record<string, string | undefined>): OmsConfig {
-  return checkNatsConfig(readConfig(omsConfigSchema, source));
+  const config = checkNatsConfig(readConfig(omsConfigSchema, source));
+  if (config.WEBHOOK_LEASE_MS < config.WEBHOOK_TIMEOUT_MS + 100) {
+    throw new ConfigError('WEBHOOK_LEASE_MS', `must exceed WEBHOOK_TIMEOUT_MS (${config.WEBHOOK_TIMEOUT_MS}) by at least 100 ms`);
+  }
+  return config;
 }

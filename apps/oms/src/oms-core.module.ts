@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
+import { OutboxModule } from '@tracking/outbox';
 import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
@@ -10,7 +11,8 @@ import { OMS_CONFIG, OMS_LOGGER } from './tokens.js';
 
 /**
  * What both OMS processes share, the service on NATS and the bulk-job worker: the database, the
- * configuration, the logger, the metrics, the cursor codec and the DMS client.
+ * configuration, the logger, the metrics, the cursor codec, the DMS client, and the outbox's relay to
+ * JetStream (one relay publishes at a time, whichever process runs it).
  */
 @Module({})
 export class OmsCoreModule {
@@ -27,6 +29,7 @@ export class OmsCoreModule {
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}), dataSourceFactory: async () => dataSource }),
         DmsModule.forRoot(config),
+        OutboxModule.forRoot({ name: 'oms', config, dataSource, databaseUrl: config.OMS_DATABASE_URL, logger, registry: metrics.registry }),
       ],
       providers,
       exports: [OMS_CONFIG, OMS_LOGGER, ServiceMetrics, CursorCodec],

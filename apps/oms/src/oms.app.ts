@@ -6,6 +6,8 @@ import { startMicroservice } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
+import { AlertEntity } from './alerts/alert.entity.js';
+import { VisitEntity } from './alerts/visit.entity.js';
 import { ItemEntity } from './items/item.entity.js';
 import { omsMigrations } from './migrations/index.js';
 import { OmsModule, OmsWorkerModule } from './oms.module.js';
@@ -13,13 +15,26 @@ import { OperationEntity, OperationEntryEntity } from './operations/operation.en
 import { PointOfInterestEntity } from './points-of-interest/point-of-interest.entity.js';
 import { SetEntity } from './sets/set.entity.js';
 import { ShipmentEntity } from './shipments/shipment.entity.js';
+import { WebhookDeliveryEntity } from './webhooks/webhook-delivery.entity.js';
+import { WebhookEntity } from './webhooks/webhook.entity.js';
 
 /** The OMS database, migrated (under an advisory lock, so replicas and workers may start together). */
 export function prepareOmsDatabase(config: OmsConfig): Promise<DataSource> {
   return prepareDatabase({
     url: config.OMS_DATABASE_URL,
     poolSize: config.OMS_DATABASE_POOL_SIZE,
-    entities: [ShipmentEntity, PointOfInterestEntity, SetEntity, ItemEntity, OperationEntity, OperationEntryEntity],
+    entities: [
+      ShipmentEntity,
+      PointOfInterestEntity,
+      SetEntity,
+      ItemEntity,
+      OperationEntity,
+      OperationEntryEntity,
+      WebhookEntity,
+      WebhookDeliveryEntity,
+      AlertEntity,
+      VisitEntity,
+    ],
     migrations: omsMigrations,
     applicationName: 'oms',
   });

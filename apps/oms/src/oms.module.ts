@@ -3,14 +3,18 @@ import type { Logger } from '@tracking/core';
 import type { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
+import { AlertsModule } from './alerts/alerts.module.js';
 import { AssignmentsModule } from './assignments/assignments.module.js';
 import { PingHandler } from './health/ping.handler.js';
+import { EventRetentionModule, EventsModule } from './events/events.module.js';
 import { ItemsModule } from './items/items.module.js';
 import { OmsCoreModule } from './oms-core.module.js';
 import { OperationsModule, OperationWorkerModule } from './operations/operations.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { SetsModule } from './sets/sets.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
+import { WebhookDeliveryModule } from './webhooks/delivery/webhook-delivery.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** The OMS service: every `oms.*` subject. */
 @Module({})
@@ -26,6 +30,9 @@ export class OmsModule {
         ItemsModule,
         AssignmentsModule,
         OperationsModule,
+        EventsModule,
+        WebhooksModule,
+        AlertsModule,
       ],
       controllers: [PingHandler],
     };
@@ -36,6 +43,6 @@ export class OmsModule {
 @Module({})
 export class OmsWorkerModule {
   static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger, metrics: ServiceMetrics): DynamicModule {
-    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger, metrics), OperationWorkerModule] };
+    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger, metrics), OperationWorkerModule, EventRetentionModule, WebhookDeliveryModule] };
   }
 }

@@ -21,6 +21,10 @@ import type {
   UnassignDeviceRequest,
   UpdateDeviceRequest,
 } from './dms/devices.js';
+import type { IngestReadingsRequest, IngestResult, ListReadingsRequest, ReadingPage } from './dms/readings.js';
+import type { TrackReply, TrackRequest } from './dms/tracks.js';
+import type { EventPage, ListEventsRequest } from './events/events.js';
+import type { Alert, AlertRequest, ListAlertsRequest, ListVisitsRequest, Visit } from './oms/alerts.js';
 import type { AssignmentRequest } from './oms/assignments.js';
 import type { ItemPage, Versioned } from './oms/common.js';
 import type { CreateItemRequest, DeleteItemRequest, Item, ItemRequest, ListItemsRequest, UpdateItemRequest } from './oms/items.js';
@@ -52,6 +56,18 @@ import type {
   TransitionShipmentResult,
   UpdateShipmentRequest,
 } from './oms/shipments.js';
+import type {
+  CreateWebhookRequest,
+  DeleteWebhookRequest,
+  Delivery,
+  DeliveryRequest,
+  ListDeliveriesRequest,
+  ListWebhooksRequest,
+  UpdateWebhookRequest,
+  Webhook,
+  WebhookRequest,
+  WebhookWithSecret,
+} from './oms/webhooks.js';
 import { type Subject, Subjects } from './subjects.js';
 
 /** One NATS hop: what the caller sends and what the handler answers. */
@@ -109,6 +125,23 @@ export interface Contracts {
   [Subjects.oms.operations.results]: Hop<ListOperationResultsRequest, OperationResultPage>;
   [Subjects.oms.operations.cancel]: Hop<OperationRequest, Empty>;
 
+  [Subjects.oms.events.list]: Hop<ListEventsRequest, EventPage>;
+  [Subjects.oms.webhooks.list]: Hop<ListWebhooksRequest, ItemPage<Webhook>>;
+  [Subjects.oms.webhooks.create]: Hop<CreateWebhookRequest, Versioned<WebhookWithSecret>>;
+  [Subjects.oms.webhooks.get]: Hop<WebhookRequest, Versioned<Webhook>>;
+  [Subjects.oms.webhooks.update]: Hop<UpdateWebhookRequest, Versioned<Webhook>>;
+  [Subjects.oms.webhooks.delete]: Hop<DeleteWebhookRequest, Empty>;
+  [Subjects.oms.webhooks.rotateSecret]: Hop<WebhookRequest, Versioned<WebhookWithSecret>>;
+  [Subjects.oms.webhooks.enable]: Hop<WebhookRequest, Empty>;
+  [Subjects.oms.webhooks.test]: Hop<WebhookRequest, Delivery>;
+  [Subjects.oms.webhooks.deliveries]: Hop<ListDeliveriesRequest, ItemPage<Delivery>>;
+  [Subjects.oms.webhooks.redeliver]: Hop<DeliveryRequest, Delivery>;
+
+  [Subjects.oms.alerts.list]: Hop<ListAlertsRequest, ItemPage<Alert>>;
+  [Subjects.oms.alerts.get]: Hop<AlertRequest, Alert>;
+  [Subjects.oms.alerts.acknowledge]: Hop<AlertRequest, Empty>;
+  [Subjects.oms.visits.list]: Hop<ListVisitsRequest, ItemPage<Visit>>;
+
   [Subjects.dms.ping]: Hop<Record<string, never>, PingReply>;
 
   [Subjects.dms.devices.list]: Hop<ListDevicesRequest, DevicePage>;
@@ -122,6 +155,9 @@ export interface Contracts {
   [Subjects.dms.devices.release]: Hop<ReleaseDevicesRequest, ReleaseDevicesResult>;
   [Subjects.dms.devices.linked]: Hop<LinkedDevicesRequest, LinkedDevices>;
 
+  [Subjects.dms.readings.ingest]: Hop<IngestReadingsRequest, IngestResult>;
+  [Subjects.dms.readings.list]: Hop<ListReadingsRequest, ReadingPage>;
+  [Subjects.dms.tracks.get]: Hop<TrackRequest, TrackReply>;
   [Subjects.dms.operations.link]: Hop<OperationChunk<LinkEntry>, OperationChunkResult>;
   [Subjects.dms.operations.retire]: Hop<OperationChunk<RetireEntry>, OperationChunkResult>;
   [Subjects.dms.operations.settle]: Hop<SettleOperationRequest, OperationChunkResult>;

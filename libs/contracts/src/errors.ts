@@ -10,7 +10,9 @@ export enum ErrorCode {
   PointOfInterestNotExists = 'PointOfInterestNotExists',
   DeviceNotExists = 'DeviceNotExists',
   OperationNotExists = 'OperationNotExists',
+  AlertNotExists = 'AlertNotExists',
   WebhookNotExists = 'WebhookNotExists',
+  DeliveryNotExists = 'DeliveryNotExists',
   AssignmentNotExists = 'AssignmentNotExists',
   RouteNotFound = 'RouteNotFound',
   DeviceAlreadyAssigned = 'DeviceAlreadyAssigned',
@@ -23,6 +25,7 @@ export enum ErrorCode {
   PointOfInterestInUse = 'PointOfInterestInUse',
   OperationFinished = 'OperationFinished',
   IdempotencyKeyInUse = 'IdempotencyKeyInUse',
+  WebhookLimitReached = 'WebhookLimitReached',
   IdempotencyKeyReused = 'IdempotencyKeyReused',
   PreconditionFailed = 'PreconditionFailed',
   PayloadTooLarge = 'PayloadTooLarge',
@@ -46,7 +49,9 @@ export const ERROR_STATUS = {
   PointOfInterestNotExists: 404,
   DeviceNotExists: 404,
   OperationNotExists: 404,
+  AlertNotExists: 404,
   WebhookNotExists: 404,
+  DeliveryNotExists: 404,
   AssignmentNotExists: 404,
   RouteNotFound: 404,
   DeviceAlreadyAssigned: 409,
@@ -59,6 +64,7 @@ export const ERROR_STATUS = {
   PointOfInterestInUse: 409,
   OperationFinished: 409,
   IdempotencyKeyInUse: 409,
+  WebhookLimitReached: 409,
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
@@ -83,6 +89,14 @@ export enum ParameterIssue {
   UnknownReference = 'UnknownReference',
   /** An entry of a bulk request repeats an earlier entry's device. */
   Duplicate = 'Duplicate',
+  /** A reading repeats the device and `recordedAt` of a stored (or earlier) reading with other measurements. */
+  ConflictingReading = 'ConflictingReading',
+  /** `after` of `GET /events` names no event of the account's feed (unknown, or past its retention): resync. */
+  EventNotFound = 'EventNotFound',
+  /** A webhook URL whose host is, or resolves to, an address webhooks may not reach (loopback, private, metadata, ...). */
+  ForbiddenAddress = 'ForbiddenAddress',
+  /** A webhook URL whose host name does not resolve to any address. */
+  UnresolvableHost = 'UnresolvableHost',
 }
 
 export type ErrorDetails = Record<string, unknown>;

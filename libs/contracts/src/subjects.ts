@@ -38,12 +38,35 @@ export const Subjects = {
       assign: 'oms.assignments.assign',
       unassign: 'oms.assignments.unassign',
     },
+    webhooks: {
+      list: 'oms.webhooks.list',
+      create: 'oms.webhooks.create',
+      get: 'oms.webhooks.get',
+      update: 'oms.webhooks.update',
+      delete: 'oms.webhooks.delete',
+      rotateSecret: 'oms.webhooks.rotate-secret',
+      enable: 'oms.webhooks.enable',
+      test: 'oms.webhooks.test',
+      deliveries: 'oms.webhooks.deliveries',
+      redeliver: 'oms.webhooks.redeliver',
+    },
     operations: {
       create: 'oms.operations.create',
       list: 'oms.operations.list',
       get: 'oms.operations.get',
       results: 'oms.operations.results',
       cancel: 'oms.operations.cancel',
+    },
+    events: {
+      list: 'oms.events.list',
+    },
+    alerts: {
+      list: 'oms.alerts.list',
+      get: 'oms.alerts.get',
+      acknowledge: 'oms.alerts.acknowledge',
+    },
+    visits: {
+      list: 'oms.visits.list',
     },
   },
   dms: {
@@ -61,6 +84,15 @@ export const Subjects = {
       release: 'dms.devices.release',
       /** The device ids of some sets, for the gateway to fill `deviceIds`. */
       linked: 'dms.devices.linked',
+    },
+    readings: {
+      /** One chunk of a `POST /readings` batch, judged and stored in one transaction. */
+      ingest: 'dms.readings.ingest',
+      list: 'dms.readings.list',
+    },
+    tracks: {
+      /** A shipment's positions within its assignment periods; the gateway asks once the OMS found the shipment. */
+      get: 'dms.tracks.get',
     },
     /** Called by the OMS's bulk-job workers only: one chunk of an operation's entries at a time. */
     operations: {

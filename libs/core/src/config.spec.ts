@@ -7,6 +7,7 @@ const schema = {
   PREFIX: env.prefix({ default: '' }),
   MODE: env.oneOf(['a', 'b'] as const, { default: 'a' }),
   SECRET: env.secret({ developmentDefault: 'development-secret', minLength: 16 }),
+  FLAG: env.bool({ default: false }),
 };
 
 function errorOf(source: Record<string, string>): ConfigError {
@@ -32,7 +33,10 @@ describe('readConfig', () => {
       PREFIX: '',
       MODE: 'a',
       SECRET: 'development-secret',
+      FLAG: false,
     });
+    expect(readConfig(schema, { FLAG: 'true' }).FLAG).toBe(true);
+    expect(readConfig(schema, { FLAG: 'false' }).FLAG).toBe(false);
     expect(readConfig(schema, { PORT: '8080', PREFIX: 'test.run-1.', MODE: 'b' })).toMatchObject({
       PORT: 8080,
       PREFIX: 'test.run-1.',
@@ -51,6 +55,9 @@ describe('readConfig', () => {
     [{ PREFIX: 'wild.*.' }, 'PREFIX'],
     [{ MODE: 'c' }, 'MODE'],
     [{ SECRET: 'short' }, 'SECRET'],
+    [{ FLAG: 'yes' }, 'FLAG'],
+    [{ FLAG: 'TRUE' }, 'FLAG'],
+    [{ FLAG: '1' }, 'FLAG'],
   ])('names the bad variable in %j', (source, variable) => {
     const error = errorOf(source);
     expect(error.variable).toBe(variable);

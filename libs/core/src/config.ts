@@ -64,6 +64,15 @@ export const env = {
       return value;
     };
   },
+  /** `true` or `false` (exactly; anything else stops the start); empty or unset means the default. */
+  bool(options: { default: boolean }): Reader<boolean> {
+    return (name, raw) => {
+      if (raw === undefined || raw === '') return options.default;
+      if (raw === 'true') return true;
+      if (raw === 'false') return false;
+      throw new ConfigError(name, `must be true or false, got "${raw}"`);
+    };
+  },
   oneOf<T extends string>(values: readonly T[], options: { default?: T } = {}): Reader<T> {
     return (name, raw) => {
       const value = raw === undefined || raw === '' ? options.default : raw;

@@ -36,6 +36,13 @@ export class DeviceEntity extends VersionedRecord {
   @Column({ name: 'battery_level', type: 'double precision', nullable: true })
   batteryLevel: number | null;
 
+  /**
+   * The event time each last known field holds (migration 1763800011000): a reading moves a field only
+   * when it was recorded later; a client's write counts as known at the moment of the write.
+   */
+  @Column({ name: 'battery_level_recorded_at', type: 'timestamptz', nullable: true })
+  batteryLevelRecordedAt: Date | null;
+
   @Column({ name: 'last_seen_at', type: 'timestamptz', nullable: true })
   lastSeenAt: Date | null;
 
@@ -44,6 +51,12 @@ export class DeviceEntity extends VersionedRecord {
 
   @Column({ name: 'last_location_lng', type: 'double precision', nullable: true })
   lastLocationLng: number | null;
+
+  @Column({ name: 'last_location_accuracy_meters', type: 'double precision', nullable: true })
+  lastLocationAccuracyMeters: number | null;
+
+  @Column({ name: 'last_location_recorded_at', type: 'timestamptz', nullable: true })
+  lastLocationRecordedAt: Date | null;
 
   @Column({ type: 'jsonb' })
   metadata: Metadata;

@@ -7,6 +7,21 @@ import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
 import { ReleasedTargets } from './released-targets.js';
 
+/** A device as ingest sees it, locked until the batch's transaction ends. */
+export interface IngestDevice {
+  id: string;
+  serialNumber: string;
+  retired: boolean;
+}
+
+/** The newest of the batch's readings of one device carrying each last known field (null: none did). */
+export interface LastKnown {
+  deviceId: string;
+  seenAt: number;
+  location: { at: number; lat: number; lng: number; accuracyMeters: number | null } | null;
+  battery: { at: number; level: number } | null;
+}
+
 @Injectable()
 export class DeviceRepository {
   constructor(
@@ -15,11 +30,15 @@ export class DeviceRepository {
     private readonly released: ReleasedTargets,
   ) {}
 
-  /** Inserts under the account's insert-order lock; a serial number taken in the tenant fails on devices_tenant_serial_number_key. */
-  async insert(device: Omit<DeviceEntity, 'seq'>): Promise<void> {
+  /**
+   * Inserts under the account's insert-order lock, then runs `inserted` (which records the event) in the
+   * same transaction; a serial number taken in the tenant fails on devices_tenant_serial_number_key.
+   */
+  async insert(device: Omit<DeviceEntity, 'seq'>, inserted: (manager: EntityManager) => Promise<unknown>): Promise<void> {
     await this.devices.manager.transaction(async (manager) => {
       await lockInsertOrder(manager, `devices:${device.accountId}`);
       await manager.insert(DeviceEntity, device);
+      await inserted(manager);
     });
   }
 
@@ -98,34 +117,49 @@ export class DeviceRepository {
   /**
    * Unlinks every device of the shipment (or of one of its sets) in one statement, moving each one's
    * version on, and records the shipment (or set) as released so that no later link to it commits;
-   * returns how many devices it freed. The shipment's link lock, taken exclusively, waits for links to it
-   * that are still in flight, so their devices are released too. Nothing commits after `deadline`: locks
-   * are waited for no longer (55P03), and a release that finishes later rolls back (`tooLate`).
+   * returns how many devices it freed, after `released` has run in the same transaction with each freed
+   * device and the set it was in (to record their events). The shipment's link lock, taken exclusively,
+   * waits for links to it that are still in flight, so their devices are released too. Nothing commits
+   * after `deadline`: locks are waited for no longer (55P03), and a release that finishes later rolls
+   * back (`tooLate`).
    */
-  async release(scope: AccountScope, shipmentId: string, setId: string | undefined, deadline: number, tooLate: () => Error): Promise<number> {
+  async release(
+    scope: AccountScope,
+    shipmentId: string,
+    setId: string | undefined,
+    deadline: number,
+    tooLate: () => Error,
+    released: (manager: EntityManager, unlinked: { id: string; setId: string }[]) => Promise<unknown>,
+  ): Promise<number> {
     return this.devices.manager.transaction(async (manager) => {
       await limitLockWaits(manager, deadline);
       await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`links:${shipmentId}`]);
       await this.released.record(manager, setId ?? shipmentId);
-      const released = await this.unlink(manager, scope, shipmentId, setId);
+      const unlinked = await this.unlink(manager, scope, shipmentId, setId);
+      await released(manager, unlinked);
       if (Date.now() > deadline) throw tooLate();
-      return released;
+      return unlinked.length;
     });
   }
 
-  private async unlink(manager: EntityManager, scope: AccountScope, shipmentId: string, setId?: string): Promise<number> {
-    const query = manager
-      .createQueryBuilder()
-      .update(DeviceEntity)
-      .set({ status: DeviceStatus.Available, shipmentId: null, setId: null, version: () => 'version + 1', updatedAt: () => 'now()' })
-      .where('account_id = :accountId AND tenant_id = :tenantId AND shipment_id = :shipmentId', {
-        accountId: scope.accountId,
-        tenantId: scope.tenantId,
-        shipmentId,
-      });
-    if (setId !== undefined) query.andWhere('set_id = :setId', { setId });
-    const result = await query.execute();
-    return result.affected ?? 0;
+  /** Unlinks the devices in one statement; returns each one's id and the set it was in, by device id. */
+  private async unlink(manager: EntityManager, scope: AccountScope, shipmentId: string, setId?: string): Promise<{ id: string; setId: string }[]> {
+    // The locking read gives each device's set before the update (RETURNING shows only the new one).
+    const [rows] = (await manager.query(
+      `WITH linked AS (
+         SELECT id, set_id FROM devices
+          WHERE account_id = $1 AND tenant_id = $2 AND shipment_id = $3 AND ($5::uuid IS NULL OR set_id = $5)
+          ORDER BY id
+          FOR UPDATE
+       )
+       UPDATE devices AS d
+          SET status = $4, shipment_id = NULL, set_id = NULL, version = d.version + 1, updated_at = now()
+         FROM linked
+        WHERE d.id = linked.id
+        RETURNING d.id, linked.set_id`,
+      [scope.accountId, scope.tenantId, shipmentId, DeviceStatus.Available, setId ?? null],
+    )) as [{ id: string; set_id: string }[], number];
+    return rows.map((row) => ({ id: row.id, setId: row.set_id })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** The `[deviceId, setId]` pairs of the account's devices linked to any of `setIds`, by device id. */
@@ -164,13 +198,78 @@ export class DeviceRepository {
     );
   }
 
-  /** Retires the devices, in one statement. */
-  async retireAll(manager: EntityManager, ids: string[]): Promise<void> {
+  /** Retires the devices at `at` (their `retiredAt` and `updatedAt`), in one statement. */
+  async retireAll(manager: EntityManager, ids: string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
     await manager.query(
-      `UPDATE devices SET status = $2, retired_at = now(), version = version + 1, updated_at = now()
+      `UPDATE devices SET status = $2, retired_at = $3, version = version + 1, updated_at = $3
         WHERE id = ANY($1::uuid[])`,
-      [ids, DeviceStatus.Retired],
+      [ids, DeviceStatus.Retired, at],
+    );
+  }
+
+  /**
+   * The account's devices named by id or serial number, locked in id order (`FOR NO KEY UPDATE`, so
+   * concurrent batches cannot deadlock). The lock is the devices' insert-order lock for readings: a
+   * device's readings take their `seq` while its row is locked, so `seq` order is commit order per device
+   * (keyset paging, rule 3), and a retire waits for the batch (or the batch sees the device retired).
+   */
+  async lockForReadings(manager: EntityManager, scope: AccountScope, ids: string[], serialNumbers: string[]): Promise<IngestDevice[]> {
+    // Serial numbers to ids first (devices_tenant_serial_number_key), then one locking read by primary key:
+    // an OR of both in one statement could plan as a scan of the account.
+    const named: { id: string }[] =
+      serialNumbers.length === 0
+        ? []
+        : await manager.query('SELECT id FROM devices WHERE tenant_id = $1 AND serial_number = ANY($2::text[]) AND account_id = $3', [
+            scope.tenantId,
+            serialNumbers,
+            scope.accountId,
+          ]);
+    const rows: { id: string; serial_number: string; status: string }[] = await manager.query(
+      `SELECT id, serial_number, status FROM devices
+        WHERE id = ANY($1::uuid[]) AND tenant_id = $2 AND account_id = $3
+        ORDER BY id FOR NO KEY UPDATE`,
+      [[...new Set([...ids, ...named.map((row) => row.id)])], scope.tenantId, scope.accountId],
+    );
+    return rows.map((row) => ({ id: row.id, serialNumber: row.serial_number, retired: row.status === 'Retired' }));
+  }
+
+  /**
+   * Moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the batch's newest
+   * values, each only when recorded later than the value it holds: a late, older reading never moves
+   * them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
+   */
+  async moveLastKnown(manager: EntityManager, updates: LastKnown[]): Promise<void> {
+    if (updates.length === 0) return;
+    const time = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
+    await manager.query(
+      `UPDATE devices AS d SET
+          last_seen_at = GREATEST(d.last_seen_at, u.seen_at),
+          last_location_lat = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lat ELSE d.last_location_lat END,
+          last_location_lng = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lng ELSE d.last_location_lng END,
+          last_location_accuracy_meters = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+            THEN u.accuracy_meters ELSE d.last_location_accuracy_meters END,
+          last_location_recorded_at = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+            THEN u.location_at ELSE d.last_location_recorded_at END,
+          battery_level = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity') THEN u.battery ELSE d.battery_level END,
+          battery_level_recorded_at = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity')
+            THEN u.battery_at ELSE d.battery_level_recorded_at END
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::timestamptz[], $8::float8[])
+           AS u (id, seen_at, location_at, lat, lng, accuracy_meters, battery_at, battery)
+        WHERE d.id = u.id
+          AND (d.last_seen_at IS NULL OR u.seen_at > d.last_seen_at
+            OR u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+            OR u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity'))`,
+      [
+        updates.map((u) => u.deviceId),
+        updates.map((u) => time(u.seenAt)),
+        updates.map((u) => time(u.location?.at)),
+        updates.map((u) => u.location?.lat ?? null),
+        updates.map((u) => u.location?.lng ?? null),
+        updates.map((u) => u.location?.accuracyMeters ?? null),
+        updates.map((u) => time(u.battery?.at)),
+        updates.map((u) => u.battery?.level ?? null),
+      ],
     );
   }
 

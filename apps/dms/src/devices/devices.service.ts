@@ -1,13 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type AccountScope,
   type AssignDeviceRequest,
   type CreateDeviceRequest,
   type DeleteDeviceRequest,
   type Device,
   type DevicePage,
   type DeviceRequest,
+  type DeviceLinkData,
   DeviceStatus,
   ErrorCode,
+  EventType,
   type LinkedDevices,
   type LinkedDevicesRequest,
   type ListDevicesRequest,
@@ -22,6 +25,7 @@ import {
 import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, isLockTimeout, uniqueViolation } from '@tracking/database';
 import { JsonReply } from '@tracking/messaging';
+import { type EventRecord, recordEvents } from '@tracking/outbox';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import type { DeviceEntity } from './device.entity.js';
@@ -51,9 +55,12 @@ export class DevicesService {
       setId: null,
       firmwareVersion: input.firmwareVersion ?? null,
       batteryLevel: input.batteryLevel ?? null,
+      batteryLevelRecordedAt: input.batteryLevel == null ? null : now,
       lastSeenAt: parseDateTimeField('lastSeenAt', input.lastSeenAt),
       lastLocationLat: input.lastLocation?.lat ?? null,
       lastLocationLng: input.lastLocation?.lng ?? null,
+      lastLocationAccuracyMeters: null,
+      lastLocationRecordedAt: input.lastLocation == null ? null : now,
       metadata: input.metadata ?? {},
       version: 1,
       createdAt: now,
@@ -61,7 +68,7 @@ export class DevicesService {
       retiredAt: null,
     };
     try {
-      await this.devices.insert(entity);
+      await this.devices.insert(entity, (manager) => recordDeviceEvent(manager, EventType.DeviceCreated, entity));
     } catch (error) {
       // The unique index decides between concurrent registrations: the second waits for the first and fails here.
       if (uniqueViolation(error) === 'devices_tenant_serial_number_key') {
@@ -86,15 +93,31 @@ export class DevicesService {
       const changed: Partial<DeviceEntity> = {};
       if (patch.model !== undefined) changed.model = patch.model;
       if (patch.firmwareVersion !== undefined) changed.firmwareVersion = patch.firmwareVersion;
-      if (patch.batteryLevel !== undefined) changed.batteryLevel = patch.batteryLevel;
+      // A client's value counts as known now (docs/readings.md, "Last known fields"): readings recorded
+      // later replace it, older ones do not.
+      const now = new Date();
+      // An unchanged value keeps its time, so that resending a PATCH changes nothing.
+      if (patch.batteryLevel !== undefined && patch.batteryLevel !== device.batteryLevel) {
+        changed.batteryLevel = patch.batteryLevel;
+        changed.batteryLevelRecordedAt = patch.batteryLevel === null ? null : now;
+      }
       if (patch.lastSeenAt !== undefined) changed.lastSeenAt = parseDateTimeField('lastSeenAt', patch.lastSeenAt);
-      if (patch.lastLocation !== undefined) {
-        changed.lastLocationLat = patch.lastLocation?.lat ?? null;
-        changed.lastLocationLng = patch.lastLocation?.lng ?? null;
+      const location = patch.lastLocation;
+      const locationMoves =
+        location !== undefined && ((location?.lat ?? null) !== device.lastLocationLat || (location?.lng ?? null) !== device.lastLocationLng);
+      if (locationMoves) {
+        changed.lastLocationLat = location?.lat ?? null;
+        changed.lastLocationLng = location?.lng ?? null;
+        changed.lastLocationAccuracyMeters = null;
+        changed.lastLocationRecordedAt = location === null ? null : now;
       }
       // Metadata is replaced as a whole, like every other field; `{}` clears it.
       if (patch.metadata !== undefined) changed.metadata = patch.metadata;
-      if (applyChanges(device, changed)) await this.devices.save(manager, device);
+      // A patch that changes nothing writes nothing and records no event.
+      if (applyChanges(device, changed)) {
+        await this.devices.save(manager, device);
+        await recordDeviceEvent(manager, EventType.DeviceUpdated, device);
+      }
       return { resource: toDevice(device), version: device.version };
     });
   }
@@ -104,6 +127,7 @@ export class DevicesService {
     return this.devices.withLockedDevice(request, request.deviceId, async (found, manager) => {
       const device = checkAvailable(found, request, 'deleted');
       await this.devices.delete(manager, device);
+      await recordDeviceEvent(manager, EventType.DeviceDeleted, device);
     });
   }
 
@@ -114,6 +138,7 @@ export class DevicesService {
       const now = new Date();
       Object.assign(device, { status: DeviceStatus.Retired, retiredAt: now, version: device.version + 1, updatedAt: now });
       await this.devices.save(manager, device);
+      await recordDeviceEvent(manager, EventType.DeviceRetired, device);
       return { version: device.version };
     });
   }
@@ -156,6 +181,9 @@ export class DevicesService {
       updatedAt: now,
     });
     await this.devices.save(manager, device);
+    // Moving to another set of the same shipment is one `device.assigned` with the new set (docs/events.md).
+    const { shipmentId, setId } = request;
+    await recordEvents(manager, [linkEvent(EventType.DeviceAssigned, device, { deviceId: device.id, shipmentId, setId })]);
     // A link committed after the deadline could land after the OMS has let go of the shipment and the
     // shipment has closed without releasing it: rolling back keeps "no device linked to a closed shipment".
     if (Date.now() > request.deadline) throw tooLate();
@@ -174,6 +202,8 @@ export class DevicesService {
       const now = new Date();
       Object.assign(found, { status: DeviceStatus.Available, shipmentId: null, setId: null, version: found.version + 1, updatedAt: now });
       await this.devices.save(manager, found);
+      const { shipmentId, setId } = request;
+      await recordEvents(manager, [linkEvent(EventType.DeviceUnassigned, found, { deviceId: found.id, shipmentId, setId })]);
       if (Date.now() > request.deadline) throw tooLate(UNLINK_TOO_LATE);
     };
     try {
@@ -190,7 +220,15 @@ export class DevicesService {
   async release(request: ReleaseDevicesRequest): Promise<ReleaseDevicesResult> {
     try {
       const tooLateToRelease = () => tooLate(RELEASE_TOO_LATE);
-      return { released: await this.devices.release(request, request.shipmentId, request.setId, request.deadline, tooLateToRelease) };
+      // One `device.unassigned` per device released, with the set it was in, in the release's transaction.
+      const recordUnlinked = (manager: EntityManager, unlinked: { id: string; setId: string }[]) =>
+        recordEvents(
+          manager,
+          unlinked.map((link) => linkEvent(EventType.DeviceUnassigned, request, { deviceId: link.id, shipmentId: request.shipmentId, setId: link.setId })),
+        );
+      const { shipmentId, setId, deadline } = request;
+      const released = await this.devices.release(request, shipmentId, setId, deadline, tooLateToRelease, recordUnlinked);
+      return { released };
     } catch (error) {
       throw isLockTimeout(error) ? tooLate(RELEASE_TOO_LATE) : error;
     }
@@ -213,6 +251,28 @@ function assignmentNotFound(request: UnassignDeviceRequest): DomainError {
 }
 
 /**
+ * Records the device's event in the transaction of `manager` (the transactional outbox, docs/events.md):
+ * `data` is the device as GET shows it after the change (for `device.deleted`, its last state).
+ */
+function recordDeviceEvent(manager: EntityManager, type: EventType, device: Omit<DeviceEntity, 'seq'>): Promise<unknown> {
+  return recordEvents(manager, [deviceEvent(type, device)]);
+}
+
+/** A device's event with the device as `data`; bulk chunks record many in one statement. */
+export function deviceEvent(type: EventType, device: Omit<DeviceEntity, 'seq'>): EventRecord<Device> {
+  return { tenantId: device.tenantId, accountId: device.accountId, type, data: toDevice(device) };
+}
+
+/** `device.assigned` or `device.unassigned` of a device of the account to or from a set. */
+export function linkEvent(
+  type: EventType.DeviceAssigned | EventType.DeviceUnassigned,
+  scope: AccountScope,
+  data: DeviceLinkData,
+): EventRecord<DeviceLinkData> {
+  return { tenantId: scope.tenantId, accountId: scope.accountId, type, data };
+}
+
+/**
  * A device as the API shows it. The trigger function `devices_api_json()` (migration StoreDeviceJson)
  * writes the same JSON in PL/pgSQL for the device list: a change here needs a migration there.
  */
@@ -228,7 +288,10 @@ export function toDevice(entity: Omit<DeviceEntity, 'seq'>): Device {
     firmwareVersion: entity.firmwareVersion,
     batteryLevel: entity.batteryLevel,
     lastSeenAt: toDateTime(entity.lastSeenAt),
-    lastLocation: lat === null || lng === null ? null : { lat, lng },
+    lastLocation:
+      lat === null || lng === null
+        ? null
+        : { lat, lng, accuracyMeters: entity.lastLocationAccuracyMeters, recordedAt: toDateTime(entity.lastLocationRecordedAt) },
     metadata: entity.metadata,
     createdAt: entity.createdAt.toISOString(),
     updatedAt: entity.updatedAt.toISOString(),

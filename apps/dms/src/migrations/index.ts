@@ -5,6 +5,9 @@ import { CreateReleasedLinkTargets1763800006000 } from './1763800006000-create-r
 import { CreateOperationOutcomes1763800007000 } from './1763800007000-create-operation-outcomes.js';
 import { StoreDeviceJson1763800008000 } from './1763800008000-store-device-json.js';
 import { IndexDeviceKeysetsByTenant1763800009000 } from './1763800009000-index-device-keysets-by-tenant.js';
+import { CreateOutbox1763800010000 } from './1763800010000-create-outbox.js';
+import { CreateReadings1763800011000 } from './1763800011000-create-readings.js';
+import { CreateAssignmentPeriods1763800012000 } from './1763800012000-create-assignment-periods.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -15,4 +18,7 @@ export const dmsMigrations = [
   CreateOperationOutcomes1763800007000,
   StoreDeviceJson1763800008000,
   IndexDeviceKeysetsByTenant1763800009000,
+  CreateOutbox1763800010000,
+  CreateReadings1763800011000,
+  CreateAssignmentPeriods1763800012000,
 ];

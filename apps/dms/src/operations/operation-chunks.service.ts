@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   DeviceStatus,
   type EntryOutcome,
+  EventType,
   type LinkEntry,
   type OperationChunk,
   type OperationChunkResult,
@@ -11,10 +12,12 @@ import {
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import { isLockTimeout } from '@tracking/database';
+import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { checkAvailable, checkLinkable, checkNotReleased, tooLate } from '../devices/device-rules.js';
 import type { DeviceEntity } from '../devices/device.entity.js';
 import { DeviceRepository } from '../devices/device.repository.js';
+import { deviceEvent, linkEvent } from '../devices/devices.service.js';
 import { OperationChunkRepository } from './operation-chunk.repository.js';
 
 /**
@@ -53,6 +56,11 @@ export class OperationChunksService {
         }),
       );
       await this.devices.linkAll(manager, [...links.values()]);
+      // One `device.assigned` per device linked or moved, as its single call would record; one statement.
+      await recordEvents(
+        manager,
+        [...links.values()].map(({ id: deviceId, shipmentId, setId }) => linkEvent(EventType.DeviceAssigned, request, { deviceId, shipmentId, setId })),
+      );
       return outcomes;
     });
   }
@@ -61,15 +69,18 @@ export class OperationChunksService {
   retire(request: OperationChunk<RetireEntry>): Promise<OperationChunkResult> {
     return this.decide(request, async ({ manager, fresh }) => {
       const devices = byId(await this.devices.lockForChunk(manager, request, fresh.map((entry) => entry.deviceId)));
-      const retired = new Set<string>();
+      const retired = new Map<string, DeviceEntity>();
+      const now = new Date();
       const outcomes = fresh.map((entry) =>
         judge(entry.index, () => {
           const device = checkAvailable(devices.get(entry.deviceId) ?? null, entry, 'retired');
-          device.status = DeviceStatus.Retired;
-          retired.add(device.id);
+          Object.assign(device, { status: DeviceStatus.Retired, retiredAt: now, version: device.version + 1, updatedAt: now });
+          retired.set(device.id, device);
         }),
       );
-      await this.devices.retireAll(manager, [...retired]);
+      await this.devices.retireAll(manager, [...retired.keys()], now);
+      // One `device.retired` per device retired, the device as GET then shows it; one statement.
+      await recordEvents(manager, [...retired.values()].map((device) => deviceEvent(EventType.DeviceRetired, device)));
       return outcomes;
     });
   }

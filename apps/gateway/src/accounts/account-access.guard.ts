@@ -1,4 +1,5 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyRequest } from 'fastify';
@@ -6,16 +7,25 @@ import type { Principal } from '../auth/principal.js';
 import { AccessService } from '../identity/access.service.js';
 import { isPermitted, Permission } from '../identity/roles.js';
 
+const REQUIRED_PERMISSION = 'tracking:requiredPermission';
+
+/** The permission a route needs instead of the one its method implies (Read for GET and HEAD, else Write). */
+export const Requires = (permission: Permission) => SetMetadata(REQUIRED_PERMISSION, permission);
+
 type AccountRequest = FastifyRequest<{ Params: { accountId?: string } }> & { user?: Principal };
 
 /**
  * The account checks of docs/api.md ("Authentication and roles"), after authentication: an account that
  * does not exist or belongs to another tenant is 400 `AccountNotFound` (never revealing which); then the
- * application's roles must grant read (GET) or write (anything else) on it, else 403.
+ * application's roles must grant read (GET), write (anything else) or the route's own permission
+ * (`@Requires`, e.g. Ingest for `POST /readings`) on it, else 403.
  */
 @Injectable()
 export class AccountAccessGuard implements CanActivate {
-  constructor(private readonly access: AccessService) {}
+  constructor(
+    private readonly access: AccessService,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccountRequest>();
@@ -30,7 +40,9 @@ export class AccountAccessGuard implements CanActivate {
         'The account does not exist or is not accessible with this token.',
       );
     }
-    const permission = request.method === 'GET' || request.method === 'HEAD' ? Permission.Read : Permission.Write;
+    const permission =
+      this.reflector.get<Permission | undefined>(REQUIRED_PERMISSION, context.getHandler()) ??
+      (request.method === 'GET' || request.method === 'HEAD' ? Permission.Read : Permission.Write);
     if (!isPermitted(principal.roleAssignments, accountId, permission)) {
       throw new DomainError(ErrorCode.Forbidden, `The application has no ${permission.toLowerCase()} permission on this account.`);
     }

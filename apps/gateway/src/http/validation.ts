@@ -4,6 +4,7 @@ import { DomainError } from '@tracking/core';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, ValidateBy, ValidateIf, validateSync } from 'class-validator';
 import { PageQuery } from '../paging/page-query.js';
+import { StrictQuery } from './strict-query.js';
 import { QUERY_RULE_ISSUES } from '../paging/query-rules.js';
 import { checkBodyHygiene, isStorableText } from './body-hygiene.js';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
@@ -24,6 +25,7 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'deviceIds',
   'retiredAt',
   'lastSeenAt',
+  'excursions',
   'progress',
   'url',
 ]);
@@ -149,7 +151,7 @@ class BodyValidationPipe extends ValidationPipe {
       if (dto) checkArraySizes(value as Record<string, unknown>, dto);
     }
     const query = metadata.metatype;
-    if (metadata.type === 'query' && query && (query === PageQuery || query.prototype instanceof PageQuery)) {
+    if (metadata.type === 'query' && query && query.prototype instanceof StrictQuery) {
       checkQueryParameters(value as Record<string, unknown>, query);
     }
     return super.transform(value, metadata);

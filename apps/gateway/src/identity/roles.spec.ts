@@ -13,6 +13,12 @@ describe('isPermitted', () => {
     [Role.Operator, Permission.Write, true],
     [Role.Viewer, Permission.Read, true],
     [Role.Viewer, Permission.Write, false],
+    [Role.Admin, Permission.Ingest, true],
+    [Role.Operator, Permission.Ingest, true],
+    [Role.Viewer, Permission.Ingest, false],
+    [Role.Ingest, Permission.Ingest, true],
+    [Role.Ingest, Permission.Read, false],
+    [Role.Ingest, Permission.Write, false],
   ])('%s may %s: %s', (role, permission, expected) => {
     expect(isPermitted([{ role, accountIds: '*' }], A, permission)).toBe(expected);
     expect(isPermitted([{ role, accountIds: [A] }], A, permission)).toBe(expected);

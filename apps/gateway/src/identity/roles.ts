@@ -3,17 +3,22 @@ export enum Role {
   Admin = 'Admin',
   Operator = 'Operator',
   Viewer = 'Viewer',
+  /** A device cloud forwarding what trackers send: `POST /readings` and nothing else. */
+  Ingest = 'Ingest',
 }
 
 export enum Permission {
   Read = 'Read',
   Write = 'Write',
+  /** Sending readings; routes that need it say so (`@Requires(Permission.Ingest)`), others need Read or Write by method. */
+  Ingest = 'Ingest',
 }
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
-  [Role.Admin]: new Set([Permission.Read, Permission.Write]),
-  [Role.Operator]: new Set([Permission.Read, Permission.Write]),
+  [Role.Admin]: new Set([Permission.Read, Permission.Write, Permission.Ingest]),
+  [Role.Operator]: new Set([Permission.Read, Permission.Write, Permission.Ingest]),
   [Role.Viewer]: new Set([Permission.Read]),
+  [Role.Ingest]: new Set([Permission.Ingest]),
 };
 
 /** One role on some accounts of the tenant, or on all of them (`"*"`). */

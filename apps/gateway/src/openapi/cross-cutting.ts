@@ -12,6 +12,7 @@ import {
 import { ERROR_STATUS, ErrorCode } from '@tracking/contracts';
 import { ErrorEnvelopeDto, PageMetadataDto } from '../http/common.dto.js';
 import { OperationDto } from '../operations/dto/operation.dto.js';
+import { DeliveryDto } from '../webhooks/dto/webhook.dto.js';
 import { codesWithStatus, exampleEnvelope } from './error-examples.js';
 
 /**
@@ -78,13 +79,16 @@ const RESPONSE_HEADERS: Record<string, HeaderObject> = {
     example: '"application";r=57;t=1',
   },
   'Retry-After': {
-    description: 'Whole seconds to wait, at least 1, before retrying (429, 503, 409 IdempotencyKeyInUse) or looking again (an operation in progress).',
+    description:
+      'Whole seconds to wait, at least 1, before retrying (429, 503, 409 IdempotencyKeyInUse) or looking again (an operation in ' +
+      'progress, a delivery on its way).',
     schema: { type: 'integer', minimum: 1 },
     example: 1,
   },
   Location: {
     required: true,
-    description: 'The path of the resource created (201) or of the operation following the request (202).',
+    description:
+      "The path of the resource created (201), or where to follow the request (202): its operation, or the webhook's delivery log.",
     schema: { type: 'string', format: 'uri-reference' },
     example: '/v1/accounts/0190a4a0-1111-7000-8000-000000000001/shipments/0190a4a0-7f4a-7e6d-9b3c-5d4e3f2a1b0c',
   },
@@ -281,7 +285,9 @@ function headerNames(
   if (status === 201 || status === 202) names.push('Location');
   if (carriesETag(document, method, facts, status, response)) names.push('ETag');
   const followsOperation = bodySchemaRef(response) === getSchemaPath(OperationDto);
-  if (status === 429 || status === 503 || followsOperation || codes.has(ErrorCode.IdempotencyKeyInUse)) names.push('Retry-After');
+  if (status === 429 || status === 503 || status === 202 || followsOperation || codes.has(ErrorCode.IdempotencyKeyInUse)) {
+    names.push('Retry-After');
+  }
   if (facts.keyed && status < 300) names.push('Idempotent-Replayed');
   return names;
 }
@@ -301,9 +307,13 @@ function carriesETag(document: OpenAPIObject, method: Method, facts: RouteFacts,
   if (status === 204) return facts.conditional && method !== 'delete';
   if (status < 200 || status > 202) return false;
   const ref = bodySchemaRef(response);
+  if (ref !== undefined && UNVERSIONED.has(ref)) return false;
   const schema = ref === undefined ? undefined : (document.components?.schemas?.[ref.replace('#/components/schemas/', '')] as SchemaObject | undefined);
   return schema !== undefined && !isPage(schema);
 }
+
+/** Single resources without a version: nothing to put in an `ETag` (a delivery changes only as it is sent). */
+const UNVERSIONED: ReadonlySet<string> = new Set([getSchemaPath(DeliveryDto)]);
 
 /** A collection page: its entries next to the paging `metadata`. */
 function isPage(schema: SchemaObject): boolean {

@@ -16,7 +16,9 @@ const EXAMPLES = {
   PointOfInterestNotExists: { message: 'The point of interest does not exist.' },
   DeviceNotExists: { message: 'The device does not exist.' },
   OperationNotExists: { message: 'The operation does not exist.' },
+  AlertNotExists: { message: 'The alert does not exist.' },
   WebhookNotExists: { message: 'The webhook does not exist.' },
+  DeliveryNotExists: { message: 'The delivery does not exist for this webhook.' },
   AssignmentNotExists: { message: 'The device is not assigned to this set.' },
   RouteNotFound: { message: 'No such route.' },
   DeviceAlreadyAssigned: {
@@ -31,6 +33,7 @@ const EXAMPLES = {
   DuplicateReference: { message: 'Another shipment of the account already has this reference.' },
   PointOfInterestInUse: { message: 'The point of interest is the origin or destination of an ongoing shipment.' },
   OperationFinished: { message: 'The operation has already finished.' },
+  WebhookLimitReached: { message: 'The account has 20 webhooks, the most it may have; delete one first.' },
   IdempotencyKeyInUse: { message: 'A request with this Idempotency-Key is still running; retry later to get its response.' },
   IdempotencyKeyReused: { message: 'This Idempotency-Key was used for another request; use a new key for a new request.' },
   PreconditionFailed: { message: 'If-Match does not match the current ETag of the resource.' },

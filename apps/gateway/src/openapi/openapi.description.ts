@@ -73,8 +73,25 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Items', description: 'The items of a set.' },
   { name: 'Points of interest', description: 'Places of an account, used as the origin and destination of shipments.' },
   { name: 'Devices', description: 'The IoT trackers of an account: Available, Assigned to a set, or Retired for good.' },
+  {
+    name: 'Readings',
+    description:
+      "What trackers measure, sent in batches (by the role Ingest, Operator or Admin) and read back per device; they move the device's " +
+      'lastSeenAt, lastLocation and batteryLevel by event time.',
+  },
+  {
+    name: 'Tracks',
+    description:
+      "Where a shipment has been: its devices' positions while they were assigned to it, simplified to a number of points, as JSON or GeoJSON.",
+  },
   { name: 'Device assignment', description: 'Linking devices to the sets of ongoing shipments, and the devices of a shipment.' },
   { name: 'Operations', description: 'Bulk requests that run in the background, and following their progress and results.' },
+  {
+    name: 'Alerts and visits',
+    description: "What the evaluation of readings found: alerts on a shipment's conditions, and its visits to points of interest.",
+  },
+  { name: 'Events', description: "The account's event feed: every change, in the order it was recorded; the events webhooks receive." },
+  { name: 'Webhooks', description: 'Signed HTTP deliveries of the account\'s events to URLs of its own, and their delivery log.' },
   { name: 'Health', description: 'Probes for load balancers and orchestrators: never rate limited, no token needed.' },
   { name: 'Documentation', description: 'This OpenAPI document and its interactive reference.' },
 ];

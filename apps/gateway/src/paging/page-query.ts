@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageRequest } from '@tracking/contracts';
+import { StrictQuery } from '../http/strict-query.js';
 import { IsCursorText, IsPageLimit, IsTrueOrFalse } from './query-rules.js';
 
 const MAX_CURSOR_LENGTH = 512;
@@ -10,7 +11,7 @@ const MAX_CURSOR_LENGTH = 512;
  * URL gives them, together with its refusal of repeated, unknown and unstorable parameters, and the
  * filters after them; the values stay the strings of the URL until `pageRequest()`.
  */
-export class PageQuery {
+export class PageQuery extends StrictQuery {
   @ApiPropertyOptional({
     description: 'metadata.nextCursor of the previous page, unchanged, with the same filters; left out for the first page. Opaque.',
     type: 'string',

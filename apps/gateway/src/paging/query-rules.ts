@@ -1,4 +1,5 @@
 import { ParameterIssue } from '@tracking/contracts';
+import { DATE_TIME_MAX, DATE_TIME_MIN, parseDateTime } from '@tracking/core';
 import { ValidateBy } from 'class-validator';
 import { validate as isUuid } from 'uuid';
 
@@ -14,6 +15,7 @@ export const QUERY_RULE_ISSUES: ReadonlyMap<string, ParameterIssue> = new Map([
   ['isEnumList', ParameterIssue.InvalidFormat],
   ['isFilterLength', ParameterIssue.OutOfRange],
   ['isUuidFilter', ParameterIssue.InvalidFormat],
+  ['isDateTimeFilter', ParameterIssue.InvalidFormat],
 ]);
 
 /** A rule on a query parameter, which is a string when given (the query hygiene refuses anything else first). */
@@ -79,6 +81,18 @@ export function IsFilterLength(name: string, min: number, max: number): Property
 /** A filter naming a resource by id: a UUID in any case (InvalidFormat otherwise). */
 export function IsUuidFilter(name: string): PropertyDecorator {
   return queryRule('isUuidFilter', (value) => isUuid(value), `${name} must be a UUID`);
+}
+
+/** A filter on a date-time: RFC 3339 with a time zone, years 0001 to 9999 (InvalidFormat otherwise). */
+export function IsDateTimeFilter(name: string): PropertyDecorator {
+  return queryRule(
+    'isDateTimeFilter',
+    (value) => {
+      const instant = parseDateTime(value)?.getTime();
+      return instant !== undefined && instant >= DATE_TIME_MIN && instant <= DATE_TIME_MAX;
+    },
+    `${name} must be an RFC 3339 date-time with a time zone, such as 2026-12-01T08:00:00Z`,
+  );
 }
 
 /** The entries of a valid comma list, each once. */

@@ -35,6 +35,11 @@ export class ServiceClient implements OnApplicationShutdown {
     return this.rpc.callJson(subject, data, { requestId: request?.id, timeoutMs });
   }
 
+  /** The largest message the NATS server takes (its `max_payload`, 1 MiB unless configured otherwise). */
+  maxPayload(): number {
+    return this.connection.info?.max_payload ?? 1024 * 1024;
+  }
+
   /** Whether the broker connection is up now (not closed, nor disconnected and reconnecting); readiness uses it. */
   isConnected(): boolean {
     return this.rpc.connected;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AssignmentRequest } from '@tracking/contracts';
+import { AlertLifecycle } from '../alerts/alert-lifecycle.js';
 import { DmsClient } from '../dms/dms.client.js';
 import { ShipmentContentsService } from '../sets/shipment-contents.service.js';
 
@@ -21,6 +22,7 @@ export class AssignmentsService {
   constructor(
     private readonly contents: ShipmentContentsService,
     private readonly dms: DmsClient,
+    private readonly alerts: AlertLifecycle,
   ) {}
 
   assign(request: AssignmentRequest): Promise<void> {
@@ -38,6 +40,8 @@ export class AssignmentsService {
       shipment.assertOpen();
       const { tenantId, accountId, deviceId, shipmentId, setId } = request;
       await this.dms.unassign({ tenantId, accountId, deviceId, shipmentId, setId });
+      // A released device's open alerts on the shipment end now, in the same transaction (docs/alerts-and-visits.md).
+      await this.alerts.close(shipment.manager, { shipmentId: shipmentId.toLowerCase(), deviceId: deviceId.toLowerCase() }, new Date());
     });
   }
 }

@@ -6,7 +6,12 @@ import { CreateOperations1763800004000 } from './1763800004000-create-operations
 import { StoreShipmentJson1763800005000 } from './1763800005000-store-shipment-json.js';
 import { IndexKeysetsByTenant1763800006000 } from './1763800006000-index-keysets-by-tenant.js';
 import { IndexOperationLimits1763800006400 } from './1763800006400-index-operation-limits.js';
+import { CreateOutbox1763800010000 } from './1763800010000-create-outbox.js';
+import { CreateEvents1763800011000 } from './1763800011000-create-events.js';
+import { CreateWebhooks1763800012000 } from './1763800012000-create-webhooks.js';
+import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alerts-and-visits.js';
 
+import { IndexPendingDeliveries1763800013500 } from './1763800013500-index-pending-deliveries.js';
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
   CreateShipments1763800000000,
@@ -17,4 +22,9 @@ export const omsMigrations = [
   StoreShipmentJson1763800005000,
   IndexKeysetsByTenant1763800006000,
   IndexOperationLimits1763800006400,
+  CreateOutbox1763800010000,
+  CreateEvents1763800011000,
+  CreateWebhooks1763800012000,
+  IndexPendingDeliveries1763800013500,
+  CreateAlertsAndVisits1763800020000,
 ];

@@ -4,12 +4,14 @@ import {
   CLOSED_SHIPMENT_STATUSES,
   type EntryError,
   ErrorCode,
+  EventType,
   type LinkEntry,
   OperationStatus,
   OperationType,
 } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
 import { isDatabaseUnavailable } from '@tracking/database';
+import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
@@ -18,6 +20,7 @@ import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import type { OperationEntity } from './operation.entity.js';
 import { type EntryResult, OperationRepository, type PendingEntry } from './operation.repository.js';
+import { toOperation } from './operations.service.js';
 
 /** Errors after which the same chunk is tried again: the DMS or the database was away for a while. */
 const TRANSIENT_CODES: ReadonlySet<string> = new Set([ErrorCode.ServiceUnavailable, ErrorCode.GatewayTimeout, ErrorCode.BadGateway]);
@@ -86,6 +89,7 @@ export class OperationRunner {
       }
       operation.settled = true;
       await this.operations.save(manager, operation);
+      await recordFinished(manager, operation);
     });
   }
 
@@ -115,6 +119,7 @@ export class OperationRunner {
       const done = entries.length === 0 || operation.processed >= operation.total;
       if (done) finish(operation);
       await this.operations.save(manager, operation);
+      if (done) await recordFinished(manager, operation);
       return done;
     });
   }
@@ -169,7 +174,20 @@ export class OperationRunner {
     // A new version only when the counts moved: a client's ETag of the cancelled operation stays valid.
     if (operation.processed !== processed) await this.operations.save(manager, operation);
     else await this.operations.markSettled(manager, operation.id);
+    await recordFinished(manager, operation);
   }
+}
+
+/**
+ * Records `operation.finished` in the transaction that settles the operation (sets `settled`), which
+ * happens once per operation under its row lock: when the last chunk finishes it, when the queue gives up
+ * on it, or, for a cancelled one, when a worker has closed it in the DMS and recorded its final counts
+ * (docs/events.md). `data` is the operation as GET then shows it.
+ */
+function recordFinished(manager: EntityManager, operation: OperationEntity): Promise<unknown> {
+  return recordEvents(manager, [
+    { tenantId: operation.tenantId, accountId: operation.accountId, type: EventType.OperationFinished, data: toOperation(operation) },
+  ]);
 }
 
 /** The final status from the counts: every entry succeeded, none did, or some did. */

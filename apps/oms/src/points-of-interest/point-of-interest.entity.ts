@@ -25,6 +25,9 @@ export class PointOfInterestEntity extends VersionedRecord {
   @Column({ name: 'radius_meters', type: 'integer' })
   radiusMeters: number;
 
+  @Column({ name: 'dwell_seconds', type: 'integer' })
+  dwellSeconds: number;
+
   @Column({ type: 'text', nullable: true })
   address: string | null;
 

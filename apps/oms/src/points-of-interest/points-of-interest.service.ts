@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type CreatePointOfInterestRequest,
+  DEFAULT_DWELL_SECONDS,
   DEFAULT_RADIUS_METERS,
   type DeletePointOfInterestRequest,
   ErrorCode,
@@ -42,6 +43,7 @@ export class PointsOfInterestService {
       lat: input.location.lat,
       lng: input.location.lng,
       radiusMeters: input.radiusMeters ?? DEFAULT_RADIUS_METERS,
+      dwellSeconds: input.dwellSeconds ?? DEFAULT_DWELL_SECONDS,
       address: input.address ?? null,
       metadata: input.metadata ?? {},
       version: 1,
@@ -72,6 +74,7 @@ export class PointsOfInterestService {
         changed.lng = patch.location.lng;
       }
       if (patch.radiusMeters !== undefined) changed.radiusMeters = patch.radiusMeters;
+      if (patch.dwellSeconds !== undefined) changed.dwellSeconds = patch.dwellSeconds;
       if (patch.address !== undefined) changed.address = patch.address;
       // Metadata is replaced as a whole, like every other field; `{}` clears it.
       if (patch.metadata !== undefined) changed.metadata = patch.metadata;
@@ -107,6 +110,7 @@ export function toPointOfInterest(entity: Omit<PointOfInterestEntity, 'seq'>): P
     kind: entity.kind,
     location: { lat: entity.lat, lng: entity.lng },
     radiusMeters: entity.radiusMeters,
+    dwellSeconds: entity.dwellSeconds,
     address: entity.address,
     metadata: entity.metadata,
     createdAt: entity.createdAt.toISOString(),

@@ -1,6 +1,6 @@
 import { VersionedRecord } from '@tracking/database';
 import { Column, Entity } from 'typeorm';
-import type { Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
+import type { Metadata, ShipmentConditions, ShipmentStatus, TransportMode } from '@tracking/contracts';
 
 /**
  * A shipment's row. The table also holds `api_json`, the shipment as the API shows it, which a trigger
@@ -59,4 +59,20 @@ export class ShipmentEntity extends VersionedRecord {
 
   @Column({ type: 'jsonb' })
   metadata: Metadata;
+
+  @Column({ name: 'auto_transitions', type: 'boolean' })
+  autoTransitions: boolean;
+
+  @Column({ type: 'jsonb', nullable: true })
+  conditions: ShipmentConditions | null;
+
+  /**
+   * Excursion totals in milliseconds of event time, written only by `ShipmentRepository.addExcursion`
+   * (never by `save`, so that a client's PATCH cannot write back a total it read before).
+   */
+  @Column({ name: 'excursion_temperature_ms', type: 'bigint', update: false, transformer: { to: (value: number) => value, from: (value: string) => Number(value) } })
+  excursionTemperatureMs: number;
+
+  @Column({ name: 'excursion_humidity_ms', type: 'bigint', update: false, transformer: { to: (value: number) => value, from: (value: string) => Number(value) } })
+  excursionHumidityMs: number;
 }

@@ -10,6 +10,8 @@ import { ShipmentEntity } from './shipment.entity.js';
 const SHIPMENT_STATUS = 'SELECT status FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3';
 /** Conflicts with the `FOR UPDATE` of the shipment's lifecycle transitions and deletes, not with itself. */
 const SHIPMENT_STATUS_FOR_SHARE = `${SHIPMENT_STATUS} FOR SHARE`;
+/** Conflicts only with `FOR UPDATE` (transitions, deletes): see `withLockedForEvaluation`. */
+const SHIPMENT_STATUS_FOR_KEY_SHARE = `${SHIPMENT_STATUS} FOR KEY SHARE`;
 
 /** Shipments that still use their points of interest: deleting a closed one sets its references to null. */
 const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
@@ -38,13 +40,19 @@ export class ShipmentRepository {
 
   /**
    * Inserts the shipment in one transaction after `prepare`, which may check and lock what it refers to
-   * and complete it. The insert-order lock is taken last, so it is held no longer than needed.
+   * and complete it, and before `inserted` (which records its event in the same transaction). The
+   * insert-order lock is taken last, so it is held no longer than needed.
    */
-  async insert(shipment: Omit<ShipmentEntity, 'seq'>, prepare: (manager: EntityManager) => Promise<void>): Promise<void> {
+  async insert(
+    shipment: Omit<ShipmentEntity, 'seq'>,
+    prepare: (manager: EntityManager) => Promise<void>,
+    inserted: (manager: EntityManager) => Promise<unknown>,
+  ): Promise<void> {
     await this.shipments.manager.transaction(async (manager) => {
       await prepare(manager);
       await lockInsertOrder(manager, `shipments:${shipment.accountId}`);
       await manager.insert(ShipmentEntity, shipment);
+      await inserted(manager);
     });
   }
 
@@ -174,8 +182,29 @@ export class ShipmentRepository {
     return rows.length > 0;
   }
 
+  /**
+   * Runs `work` in one transaction that first locks the account's shipment `FOR KEY SHARE` and passes its
+   * status (null: no such shipment). The weakest row lock: it waits only for the `FOR UPDATE` of a
+   * lifecycle transition or a delete, and those wait for it, so what the evaluation records under it
+   * (alerts, visits, excursions) commits either before a closing shipment closes its alerts, or after, when
+   * this finds the shipment closed. Derived writes (`lastPosition`, excursion totals) do not wait for it.
+   */
+  withLockedForEvaluation<T>(scope: ShipmentScope, work: (status: ShipmentStatus | null, manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.shipments.manager.transaction(async (manager) => work(await shipmentStatus(manager, SHIPMENT_STATUS_FOR_KEY_SHARE, scope), manager));
+  }
+
+  /**
+   * Adds `ms` of event time to the shipment's excursion total of `measure`, in the caller's transaction.
+   * Changes neither `updated_at` nor the version: the total is derived from readings, not edited.
+   */
+  async addExcursion(manager: EntityManager, shipmentId: string, measure: 'temperature' | 'humidity', ms: number): Promise<void> {
+    const column = measure === 'temperature' ? 'excursion_temperature_ms' : 'excursion_humidity_ms';
+    await manager.query(`UPDATE shipments SET ${column} = ${column} + $2 WHERE id = $1`, [shipmentId, ms]);
+  }
+
   async save(manager: EntityManager, shipment: ShipmentEntity): Promise<void> {
-    const { seq: _seq, ...columns } = shipment;
+    // The excursion totals are `addExcursion`'s alone: a save never writes back a total it read earlier.
+    const { seq: _seq, excursionTemperatureMs: _temperature, excursionHumidityMs: _humidity, ...columns } = shipment;
     await manager.update(ShipmentEntity, { id: shipment.id }, columns);
   }
 

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { AlertStoreModule } from '../alerts/alert-store.module.js';
 import { ShipmentStoreModule } from './shipment-store.module.js';
 import { ShipmentsHandler } from './shipments.handler.js';
 import { ShipmentsService } from './shipments.service.js';
 
 @Module({
-  imports: [ShipmentStoreModule],
+  imports: [ShipmentStoreModule, AlertStoreModule],
   controllers: [ShipmentsHandler],
   providers: [ShipmentsService],
 })

@@ -6,6 +6,7 @@ import {
   type CreateShipmentRequest,
   type DeleteShipmentRequest,
   ErrorCode,
+  EventType,
   type ItemPage,
   type ListShipmentsRequest,
   ParameterIssue,
@@ -19,11 +20,14 @@ import {
 } from '@tracking/contracts';
 import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
 import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
+import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { JsonReply } from '@tracking/messaging';
+import { AlertLifecycle } from '../alerts/alert-lifecycle.js';
 import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
+import { normalizeConditions } from './shipment-conditions.js';
 import { transitionOf } from './shipment-lifecycle.js';
 import { ShipmentRepository } from './shipment.repository.js';
 
@@ -36,6 +40,7 @@ export class ShipmentsService {
   constructor(
     private readonly shipments: ShipmentRepository,
     private readonly dms: DmsClient,
+    private readonly alerts: AlertLifecycle,
   ) {}
 
   /** The page as JSON text (see `findPageJson`): passed on, never parsed. */
@@ -65,15 +70,23 @@ export class ShipmentsService {
       cancelledAt: null,
       tags: input.tags ?? [],
       metadata: input.metadata ?? {},
+      autoTransitions: input.autoTransitions ?? false,
+      conditions: normalizeConditions(input.conditions),
+      excursionTemperatureMs: 0,
+      excursionHumidityMs: 0,
       version: 1,
       createdAt: now,
       updatedAt: now,
     };
     checkPlannedWindow(entity);
     await this.shipments
-      .insert(entity, async (manager) => {
-        Object.assign(entity, await this.resolvePlaces(manager, request, { originId: input.originId, destinationId: input.destinationId }));
-      })
+      .insert(
+        entity,
+        async (manager) => {
+          Object.assign(entity, await this.resolvePlaces(manager, request, { originId: input.originId, destinationId: input.destinationId }));
+        },
+        (manager) => recordShipmentEvent(manager, EventType.ShipmentCreated, entity),
+      )
       .catch(rethrowConstraintViolation);
     return { resource: toShipment(entity), version: entity.version };
   }
@@ -99,10 +112,17 @@ export class ShipmentsService {
         if (patch.tags !== undefined) changed.tags = patch.tags;
         // Metadata is replaced as a whole, like every other field; `{}` clears it.
         if (patch.metadata !== undefined) changed.metadata = patch.metadata;
+        if (patch.autoTransitions !== undefined) changed.autoTransitions = patch.autoTransitions;
+        // Conditions are replaced as a whole too; null clears them.
+        if (patch.conditions !== undefined) changed.conditions = normalizeConditions(patch.conditions);
         // The rule holds for the pair the shipment ends up with, whichever of the two the patch changes.
         checkPlannedWindow({ ...open, ...changed });
         Object.assign(changed, await this.resolvePlaces(manager, request, { originId: patch.originId, destinationId: patch.destinationId }));
-        if (applyChanges(open, changed)) await this.shipments.save(manager, open);
+        // A patch that changes nothing writes nothing and records no event.
+        if (applyChanges(open, changed)) {
+          await this.shipments.save(manager, open);
+          await recordShipmentEvent(manager, EventType.ShipmentUpdated, open);
+        }
         return { resource: toShipment(open), version: open.version };
       })
       .catch(rethrowConstraintViolation);
@@ -112,7 +132,10 @@ export class ShipmentsService {
     return this.shipments.withLockedShipment(request, request.shipmentId, async (shipment, manager) => {
       const open = checkWritable(shipment, request);
       await this.releaseDevices(open);
+      // Alerts outlive the shipment, closed now (docs/alerts-and-visits.md); its visits go with it.
+      await this.alerts.close(manager, { shipmentId: open.id }, new Date());
       await this.shipments.delete(manager, open);
+      await recordShipmentEvent(manager, EventType.ShipmentDeleted, open);
     });
   }
 
@@ -129,6 +152,9 @@ export class ShipmentsService {
       const now = new Date();
       Object.assign(shipment, { status: to, [stamp]: now, version: shipment.version + 1, updatedAt: now });
       await this.shipments.save(manager, shipment);
+      await recordShipmentEvent(manager, transitionEvent(to), shipment);
+      // A closed shipment is no longer evaluated: its open alerts end at the moment it closed.
+      if (CLOSED_SHIPMENT_STATUSES.includes(to)) await this.alerts.close(manager, { shipmentId: shipment.id }, now);
       return { version: shipment.version };
     });
   }
@@ -168,6 +194,31 @@ export class ShipmentsService {
     }
     return resolved;
   }
+}
+
+/** The event of the transition to `status`: started, delivered, completed or cancelled. */
+function transitionEvent(status: ShipmentStatus): EventType {
+  switch (status) {
+    case ShipmentStatus.InTransit:
+      return EventType.ShipmentStarted;
+    case ShipmentStatus.Delivered:
+      return EventType.ShipmentDelivered;
+    case ShipmentStatus.Completed:
+      return EventType.ShipmentCompleted;
+    case ShipmentStatus.Cancelled:
+      return EventType.ShipmentCancelled;
+    case ShipmentStatus.Planned:
+      throw new Error('no transition leads to Planned');
+  }
+}
+
+/**
+ * Records the shipment's event in the transaction of `manager` (the transactional outbox, docs/events.md):
+ * it is published if and only if the change commits. `data` is the shipment as GET shows it after the
+ * change (for `shipment.deleted`, its last state).
+ */
+function recordShipmentEvent(manager: EntityManager, type: EventType, shipment: Omit<ShipmentEntity, 'seq'>): Promise<unknown> {
+  return recordEvents(manager, [{ tenantId: shipment.tenantId, accountId: shipment.accountId, type, data: toShipment(shipment) }]);
 }
 
 /** The shipment when it exists, If-Match holds and it is not closed; else 404, 412 or 409 ShipmentClosed. */
@@ -234,5 +285,8 @@ export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
     metadata: entity.metadata,
     createdAt: entity.createdAt.toISOString(),
     updatedAt: entity.updatedAt.toISOString(),
+    autoTransitions: entity.autoTransitions,
+    conditions: entity.conditions,
+    excursions: { temperatureSeconds: entity.excursionTemperatureMs / 1000, humiditySeconds: entity.excursionHumidityMs / 1000 },
   };
 }

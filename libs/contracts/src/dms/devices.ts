@@ -22,11 +22,18 @@ export interface Device {
   firmwareVersion: string | null;
   batteryLevel: number | null;
   lastSeenAt: string | null;
-  lastLocation: GeoPoint | null;
+  lastLocation: LastLocation | null;
   metadata: Metadata;
   createdAt: string;
   updatedAt: string;
   retiredAt: string | null;
+}
+
+/** Where a device last was: from its newest reading with a location (by `recordedAt`), or as a client set it. */
+export interface LastLocation extends GeoPoint {
+  accuracyMeters: number | null;
+  /** When the position was recorded; a client-set position counts as recorded when it was set. */
+  recordedAt: string | null;
 }
 
 /** Every DMS collection answers `{devices, metadata}` (spec: collection key `devices`). */

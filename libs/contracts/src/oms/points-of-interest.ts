@@ -21,6 +21,8 @@ export interface PointOfInterest {
   kind: PointOfInterestKind;
   location: GeoPoint;
   radiusMeters: number;
+  /** How long a shipment must stay inside (or outside) before an arrival (or departure) counts. */
+  dwellSeconds: number;
   address: string | null;
   metadata: Metadata;
   createdAt: string;
@@ -28,12 +30,14 @@ export interface PointOfInterest {
 }
 
 export const DEFAULT_RADIUS_METERS = 200;
+export const DEFAULT_DWELL_SECONDS = 120;
 
 export interface PointOfInterestInput {
   name: string;
   kind: PointOfInterestKind;
   location: GeoPoint;
   radiusMeters?: number;
+  dwellSeconds?: number;
   address?: string | null;
   metadata?: Metadata;
 }

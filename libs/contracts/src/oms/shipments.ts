@@ -49,6 +49,48 @@ export interface Shipment {
   metadata: Metadata;
   createdAt: string;
   updatedAt: string;
+  /** Departing the origin starts a Planned shipment, arriving at the destination delivers an InTransit one. */
+  autoTransitions: boolean;
+  conditions: ShipmentConditions | null;
+  /** Read-only, from the evaluation of readings: total event time out of range, in seconds (millisecond precision). */
+  excursions: ShipmentExcursions;
+}
+
+/** A range of a measurement; out of range for `minDurationSeconds` of event time opens an alert. */
+export interface TemperatureCondition {
+  minC: number | null;
+  maxC: number | null;
+  minDurationSeconds: number;
+}
+export interface HumidityCondition {
+  minPercent: number | null;
+  maxPercent: number | null;
+  minDurationSeconds: number;
+}
+
+/** What a shipment's readings must keep to (docs/alerts-and-visits.md); every part optional. */
+export interface ShipmentConditions {
+  temperature?: TemperatureCondition;
+  humidity?: HumidityCondition;
+  shock?: { maxG: number };
+  light?: { maxLux: number };
+  battery?: { minPercent: number };
+  signalLoss?: { maxSilenceSeconds: number };
+}
+
+/** The conditions as a client sends them: bounds and `minDurationSeconds` may be left out. */
+export interface ShipmentConditionsInput {
+  temperature?: { minC?: number | null; maxC?: number | null; minDurationSeconds?: number };
+  humidity?: { minPercent?: number | null; maxPercent?: number | null; minDurationSeconds?: number };
+  shock?: { maxG: number };
+  light?: { maxLux: number };
+  battery?: { minPercent: number };
+  signalLoss?: { maxSilenceSeconds: number };
+}
+
+export interface ShipmentExcursions {
+  temperatureSeconds: number;
+  humiditySeconds: number;
 }
 
 /** The fields a client sets; timestamps are RFC 3339 date-times with a time zone, as the client sent them. */
@@ -63,6 +105,9 @@ export interface ShipmentInput {
   plannedArrivalAt?: string | null;
   tags?: string[];
   metadata?: Metadata;
+  autoTransitions?: boolean;
+  /** Replaced whole; null clears them. */
+  conditions?: ShipmentConditionsInput | null;
 }
 
 /** Omitted fields stay as they are; `null` clears a nullable one. */

@@ -23,6 +23,20 @@ const BATTERY_LEVEL = { type: Number, nullable: true, minimum: 0, maximum: 100, 
 const LAST_SEEN_AT = { type: String, format: 'date-time', nullable: true, example: '2025-11-22T08:30:00.000Z' } as const;
 const LAST_LOCATION = { type: GeoPointDto, nullable: true, description: 'Both coordinates together, or null.' } as const;
 
+/** Where the device last was: its newest reading with a location (by recordedAt), or what a client set. */
+export class LastLocationDto extends GeoPointDto {
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 100000, example: 12, description: 'From the reading; null when a client set it.' })
+  accuracyMeters: number | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2025-11-22T08:30:00.000Z',
+    description: "The reading's recordedAt; for a position a client set, when it was set.",
+  })
+  recordedAt: string | null;
+}
+
 export class DeviceDto {
   @ApiProperty({ format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a' }) id: string;
   @ApiProperty(SERIAL_NUMBER) serialNumber: string;
@@ -41,7 +55,12 @@ export class DeviceDto {
   @ApiProperty(FIRMWARE_VERSION) firmwareVersion: string | null;
   @ApiProperty(BATTERY_LEVEL) batteryLevel: number | null;
   @ApiProperty(LAST_SEEN_AT) lastSeenAt: string | null;
-  @ApiProperty(LAST_LOCATION) lastLocation: GeoPointDto | null;
+  @ApiProperty({
+    type: LastLocationDto,
+    nullable: true,
+    description: 'Moved by readings (the newest by recordedAt wins; a late, older one does not move it back) and by clients.',
+  })
+  lastLocation: LastLocationDto | null;
   @ApiProperty(METADATA_SCHEMA) metadata: Metadata;
   @ApiProperty({ format: 'date-time', example: '2025-11-22T08:30:00.000Z' }) createdAt: string;
   @ApiProperty({ format: 'date-time', example: '2025-11-22T08:30:00.000Z' }) updatedAt: string;

@@ -1,10 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@tracking/contracts';
+import { DEFAULT_DWELL_SECONDS, DEFAULT_RADIUS_METERS, type Metadata, PointOfInterestKind } from '@tracking/contracts';
 import { Type } from 'class-transformer';
 import { IsDefined, IsEnum, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../http/metadata.validator.js';
 import { HasVisibleText } from '../../http/visible-text.validator.js';
 import { GeoPointDto, IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
+
+const DWELL_DESCRIPTION =
+  'How long a shipment must stay inside before its arrival counts, and outside before its departure counts (event time).';
 
 export class PointOfInterestDto {
   @ApiProperty({ format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a' }) id: string;
@@ -13,6 +16,7 @@ export class PointOfInterestDto {
   kind: PointOfInterestKind;
   @ApiProperty({ type: GeoPointDto }) location: GeoPointDto;
   @ApiProperty({ type: 'integer', minimum: 10, maximum: 100000, example: 1500 }) radiusMeters: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 86400, example: 120, description: DWELL_DESCRIPTION }) dwellSeconds: number;
   @ApiProperty({ type: String, nullable: true, maxLength: 2000, example: 'Europaweg 875, 3199 LD Maasvlakte Rotterdam, NL' })
   address: string | null;
   @ApiProperty(METADATA_SCHEMA) metadata: Metadata;
@@ -58,6 +62,13 @@ export class CreatePointOfInterestDto {
   @Max(100000)
   radiusMeters?: number;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 86400, example: 300, description: `${DWELL_DESCRIPTION} Left out: ${DEFAULT_DWELL_SECONDS}.` })
+  @IsOmittable()
+  @IsInt()
+  @Min(0)
+  @Max(86400)
+  dwellSeconds?: number;
+
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: 'Europaweg 875, 3199 LD Maasvlakte Rotterdam, NL' })
   @IsOptional()
   @IsString()
@@ -97,6 +108,13 @@ export class UpdatePointOfInterestDto {
   @Min(10)
   @Max(100000)
   radiusMeters?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 86400, example: 600, description: DWELL_DESCRIPTION })
+  @IsOmittable()
+  @IsInt()
+  @Min(0)
+  @Max(86400)
+  dwellSeconds?: number;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: null })
   @IsOptional()

@@ -22,9 +22,10 @@ declare module 'ioredis' {
  *
  * Several keys are one request counted in several buckets of the same limit: it is allowed only if
  * every bucket allows it, and then every bucket is charged; the answer is that of the fullest bucket.
- * ARGV[3] = -1 gives a charged request back (a refund) to every bucket instead.
+ * ARGV[3] is the cost: 1 for a request, n for n units at once (the readings of a batch: all of them fit or
+ * none is charged), -1 gives a charged request back (a refund) to every bucket instead.
  *
- * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] 1 (charge) or -1 (refund).
+ * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] the cost (negative: refund).
  * Returns {allowed (1 or 0), remaining requests now, ms until one more request is available}.
  */
 const GCRA_SCRIPT = `

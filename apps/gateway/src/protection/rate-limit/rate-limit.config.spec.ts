@@ -38,7 +38,7 @@ describe('rate limit settings', () => {
     ['[]', /must be a JSON object/],
     ['{"acme":{"application":"1/1s"}}', /"acme", which is not a tenant id/],
     [`{"${TENANT}":"1/1s"}`, /not an object of limits/],
-    [`{"${TENANT}":{"address":"1/1s"}}`, /names the limit "address".*can override application, tokenFailures/],
+    [`{"${TENANT}":{"address":"1/1s"}}`, /names the limit "address".*can override application, tokenFailures, readings/],
     [`{"${TENANT}":{"application":5}}`, /application of tenant .* as a number/],
     [`{"${TENANT}":{"tokenFailures":"lots"}}`, /tokenFailures of tenant .* must be/],
   ])('refuses overrides %s', (raw, message) => {

@@ -16,9 +16,10 @@ export interface RateLimit {
 export interface TenantLimits {
   application?: RateLimit;
   tokenFailures?: RateLimit;
+  readings?: RateLimit;
 }
 
-const OVERRIDABLE: ReadonlySet<string> = new Set(['application', 'tokenFailures']);
+const OVERRIDABLE: ReadonlySet<string> = new Set(['application', 'tokenFailures', 'readings']);
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 const RATE_LIMIT = /^(\d{1,7})\s*\/\s*(\d{0,5})\s*([smh])(?:\s+burst\s+(\d{1,7}))?$/;
 const MAX_COUNT = 1_000_000;

@@ -93,16 +93,39 @@ export class RateLimitHooks {
   }
 
   /**
-   * Counts the request under `policy`, sets the headers, and answers 429 when the bucket is empty (true).
-   * A boolean, not the reply: a reply is a thenable, which `await` would wait on until it is sent.
+   * Charges `cost` readings to the tenant's readings limit for a request already past the hooks (the readings of
+   * a batch, once its envelope is parsed) and adds the policy to its RateLimit headers; over the limit,
+   * throws 429 RateLimitExceeded with Retry-After, before anything is stored.
    */
-  private async count(request: FastifyRequest, reply: FastifyReply, policy: Policy, subject: string | string[]): Promise<boolean> {
-    const decision = await this.limiter.consume(policy, subject);
+  async chargeReadings(request: FastifyRequest, reply: FastifyReply, tenantId: string, cost: number): Promise<void> {
+    const policy = this.policies.readings(tenantId);
+    const decision = await this.limiter.consume(policy, tenantId, cost);
+    this.setHeaders(request, reply, policy, decision);
+    if (decision === undefined || decision.allowed) return;
+    this.metrics.rateLimited.inc({ policy: policy.name });
+    reply.header('Retry-After', String(secondsUntil(decision)));
+    throw new DomainError(
+      ErrorCode.RateLimitExceeded,
+      `The batch's ${cost} readings exceed the rate limit "${policy.name}"; nothing was stored. Retry after the Retry-After delay.`,
+      { policy: policy.name },
+    );
+  }
+
+  private setHeaders(request: FastifyRequest, reply: FastifyReply, policy: Policy, decision: RateDecision | undefined): void {
     const counted = [...(this.counted.get(request) ?? []), { policy, decision }];
     this.counted.set(request, counted);
     reply.header('RateLimit-Policy', policyField(counted.map((entry) => entry.policy)));
     const known = counted.filter((entry): entry is { policy: Policy; decision: RateDecision } => entry.decision !== undefined);
     if (known.length > 0) reply.header('RateLimit', limitField(known));
+  }
+
+  /**
+   * Counts the request under `policy`, sets the headers, and answers 429 when the bucket is empty (true).
+   * A boolean, not the reply: a reply is a thenable, which `await` would wait on until it is sent.
+   */
+  private async count(request: FastifyRequest, reply: FastifyReply, policy: Policy, subject: string | string[]): Promise<boolean> {
+    const decision = await this.limiter.consume(policy, subject);
+    this.setHeaders(request, reply, policy, decision);
     if (decision === undefined || decision.allowed) return false;
     this.metrics.rateLimited.inc({ policy: policy.name });
     reply.header('Retry-After', String(secondsUntil(decision)));

@@ -4,7 +4,7 @@ import { GATEWAY_CONFIG } from '../../tokens.js';
 import type { RateLimit } from './rate-limit.config.js';
 
 /** The names of the policies, as they appear in the RateLimit headers and 429 details. */
-export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address';
+export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address' | 'readings';
 
 export interface Policy {
   name: PolicyName;
@@ -29,6 +29,12 @@ export class RateLimitPolicies {
   tokenFailures(tenantId: string | undefined): Policy {
     const limit = tenantId === undefined ? undefined : this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.tokenFailures;
     return { name: 'token-failures', limit: limit ?? this.config.RATE_LIMIT_TOKEN_FAILURES };
+  }
+
+  /** Readings per tenant (each entry of a batch is one unit). */
+  readings(tenantId: string): Policy {
+    const limit = this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.readings;
+    return { name: 'readings', limit: limit ?? this.config.RATE_LIMIT_READINGS };
   }
 
   tokenAddress(): Policy {

@@ -23,12 +23,12 @@ export class RateLimiter {
   }
 
   /**
-   * Counts one request of `subject` (an application id, a tenant id, an address) under `policy`; with
+   * Counts one request (or `cost` units, e.g. the readings of a batch) of `subject` (an application id, a tenant id, an address) under `policy`; with
    * several subjects, in each of their buckets, allowed only if all of them allow it.
    * Without an answer from Redis it fails open: `undefined`, counted and logged (throttled).
    */
-  consume(policy: Policy, subject: string | string[]): Promise<RateDecision | undefined> {
-    return this.run(policy, typeof subject === 'string' ? [subject] : subject, 1);
+  consume(policy: Policy, subject: string | string[], cost = 1): Promise<RateDecision | undefined> {
+    return this.run(policy, typeof subject === 'string' ? [subject] : subject, cost);
   }
 
   /** Gives back a request `consume` charged to `subjects` (e.g. a token request that turned out good). */
@@ -36,7 +36,7 @@ export class RateLimiter {
     await this.run(policy, subjects, -1);
   }
 
-  private async run(policy: Policy, subjects: string[], step: 1 | -1): Promise<RateDecision | undefined> {
+  private async run(policy: Policy, subjects: string[], step: number): Promise<RateDecision | undefined> {
     const { quota, windowSeconds, burst } = policy.limit;
     // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
     const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));

@@ -1,10 +1,12 @@
 import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { type Metadata, ShipmentStatus, TransportMode } from '@tracking/contracts';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsDefined, IsEnum, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsEnum, IsObject, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
 import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common.dto.js';
 import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.validator.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
 import { HasVisibleText } from '../../http/visible-text.validator.js';
+import { ShipmentConditionsDto, ShipmentExcursionsDto } from './shipment-conditions.dto.js';
 
 const MAX_TAGS = 20;
 const EXAMPLE_TIME = '2025-11-22T08:30:00.000Z';
@@ -30,6 +32,19 @@ const TAGS = {
   uniqueItems: true,
   items: { type: 'string', minLength: 1, maxLength: 50 },
   example: ['fragile', 'priority'],
+} satisfies ApiPropertyOptions;
+
+const AUTO_TRANSITIONS = {
+  type: Boolean,
+  example: false,
+  description:
+    'When true, departing the origin starts a Planned shipment and arriving at the destination delivers an InTransit one, ' +
+    'at the event times of the visit, exactly as the client\'s own start/deliver would.',
+} satisfies ApiPropertyOptions;
+const CONDITIONS = {
+  type: ShipmentConditionsDto,
+  nullable: true,
+  description: 'What its readings must keep to (every part optional); crossing a bound opens an alert.',
 } satisfies ApiPropertyOptions;
 
 export class ShipmentDto {
@@ -61,6 +76,16 @@ export class ShipmentDto {
   @ApiProperty(METADATA_SCHEMA) metadata: Metadata;
   @ApiProperty({ format: 'date-time', example: EXAMPLE_TIME }) createdAt: string;
   @ApiProperty({ format: 'date-time', example: EXAMPLE_TIME }) updatedAt: string;
+  @ApiProperty(AUTO_TRANSITIONS) autoTransitions: boolean;
+  @ApiProperty({ ...CONDITIONS, description: `${CONDITIONS.description} Shown with minDurationSeconds and both bounds of a range (null: none).` })
+  conditions: ShipmentConditionsDto | null;
+  @ApiProperty({
+    type: ShipmentExcursionsDto,
+    description:
+      'Read-only, from the evaluation of readings: total event time out of range, each excursion counted from its first ' +
+      'out-of-range reading to the first reading back in range. Changes neither updatedAt nor the ETag.',
+  })
+  excursions: ShipmentExcursionsDto;
 }
 
 export class ShipmentPageDto {
@@ -142,6 +167,21 @@ export class CreateShipmentDto {
   @IsOmittable()
   @IsMetadata()
   metadata?: Metadata;
+
+  @ApiPropertyOptional({ ...AUTO_TRANSITIONS, description: `${AUTO_TRANSITIONS.description} Left out: false on creation, unchanged by a PATCH.` })
+  @IsOmittable()
+  @IsBoolean()
+  autoTransitions?: boolean;
+
+  @ApiPropertyOptional({
+    ...CONDITIONS,
+    description: `${CONDITIONS.description} Replaced whole by a PATCH; null clears them. Left out: null on creation, unchanged by a PATCH.`,
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ShipmentConditionsDto)
+  conditions?: ShipmentConditionsDto | null;
 }
 
 /**

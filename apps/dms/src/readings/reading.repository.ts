@@ -1,0 +1,186 @@
+import { Injectable } from '@nestjs/common';
+import { type AccountScope, type PageMetadata, type PageRequest, READING_VALUES, type Reading, type ReadingFilters } from '@tracking/contracts';
+import { CursorCodec, cursorBinding } from '@tracking/paging';
+import { DataSource, type EntityManager } from 'typeorm';
+
+/** One reading to store. */
+export interface ReadingRow {
+  id: string;
+  deviceId: string;
+  recordedAt: number;
+  values: (number | null)[];
+}
+
+const COLUMNS = READING_VALUES.map((value) => value.column);
+const VALUE_ARRAYS = COLUMNS.map((_, i) => `$${i + 6}::float8[]`).join(', ');
+
+/**
+ * The batch insert: one statement per chunk, every row through `unnest`, `ON CONFLICT DO NOTHING` on the
+ * key (device_id, recorded_at); it returns the keys it stored, so the others are duplicates or conflicts.
+ */
+const INSERT = `
+  INSERT INTO readings (id, tenant_id, account_id, device_id, recorded_at, received_at, ${COLUMNS.join(', ')})
+  SELECT u.id, $1, $2, u.device_id, u.recorded_at, $3, ${COLUMNS.map((column) => `u.${column}`).join(', ')}
+    FROM unnest($4::uuid[], $5::uuid[], $18::timestamptz[], ${VALUE_ARRAYS})
+      AS u (id, device_id, recorded_at, ${COLUMNS.join(', ')})
+  ON CONFLICT DO NOTHING
+  RETURNING device_id, (extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_ms`;
+
+const READING_SELECT = `id, device_id, recorded_at, received_at, seq, ${COLUMNS.join(', ')}`;
+
+type ReadingRecord = Record<string, unknown> & { id: string; device_id: string; recorded_at: Date; received_at: Date; seq: string };
+
+/** SQL of readings (the `readings` table, partitioned by `recorded_at`); the device rows they lock and move are DeviceRepository's. */
+@Injectable()
+export class ReadingRepository {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  /** Stores the rows that are new; returns the keys (`deviceId|recordedAt`) of those it stored. */
+  async insert(manager: EntityManager, scope: AccountScope, receivedAt: Date, rows: ReadingRow[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    // Array literals written here: the driver's own conversion escapes every element, a tenth of the DMS's time.
+    // Ids, UUIDs, numbers and ISO date-times need no quoting in an array literal.
+    const values = COLUMNS.map((_, i) => arrayLiteral(rows, (row) => jsonNumber(row.values[i]).replace('null', 'NULL')));
+    const stored: { device_id: string; recorded_ms: string }[] = await manager.query(INSERT, [
+      scope.tenantId,
+      scope.accountId,
+      receivedAt,
+      arrayLiteral(rows, (row) => row.id),
+      arrayLiteral(rows, (row) => row.deviceId),
+      ...values,
+      arrayLiteral(rows, (row) => new Date(row.recordedAt).toISOString()),
+    ]);
+    return new Set(stored.map((row) => readingKey(row.device_id, Number(row.recorded_ms))));
+  }
+
+  /** The stored measurements of these keys, by key. */
+  async findValues(manager: EntityManager, keys: { deviceId: string; recordedAt: number }[]): Promise<Map<string, (number | null)[]>> {
+    if (keys.length === 0) return new Map();
+    const rows: Record<string, unknown>[] = await manager.query(
+      `SELECT r.device_id, (extract(epoch FROM r.recorded_at) * 1000)::bigint AS recorded_ms, ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+         FROM readings r JOIN unnest($1::uuid[], $2::timestamptz[]) AS k (device_id, recorded_at)
+           ON r.device_id = k.device_id AND r.recorded_at = k.recorded_at`,
+      [keys.map((key) => key.deviceId), keys.map((key) => new Date(key.recordedAt).toISOString())],
+    );
+    return new Map(
+      rows.map((row) => [readingKey(row.device_id as string, Number(row.recorded_ms)), COLUMNS.map((c) => row[c] as number | null)]),
+    );
+  }
+
+  /**
+   * One page of a device's readings in stored order (`seq`, see `lockDevices`), filtered on `recorded_at`
+   * (half-open); the partitions' `(device_id, seq)` indexes give the rows in order.
+   */
+  async findPage(
+    deviceId: string,
+    page: PageRequest,
+    filters: ReadingFilters,
+  ): Promise<{ readings: Reading[]; metadata: PageMetadata }> {
+    const binding = cursorBinding('readings', { deviceId, from: filters.from, to: filters.to });
+    const conditions = ['device_id = $1'];
+    const params: unknown[] = [deviceId];
+    if (filters.from !== undefined) {
+      params.push(new Date(filters.from).toISOString());
+      conditions.push(`recorded_at >= $${params.length}::timestamptz`);
+    }
+    if (filters.to !== undefined) {
+      params.push(new Date(filters.to).toISOString());
+      conditions.push(`recorded_at < $${params.length}::timestamptz`);
+    }
+    const where = conditions.join(' AND ');
+    const pageConditions = [...conditions];
+    const pageParams = [...params];
+    if (page.cursor !== undefined) {
+      pageParams.push(this.cursors.decode(binding, page.cursor));
+      pageConditions.push(`seq > $${pageParams.length}::bigint`);
+    }
+    pageParams.push(page.limit + 1);
+    const [rows, total] = await Promise.all([
+      this.dataSource.query(
+        `SELECT ${READING_SELECT} FROM readings WHERE ${pageConditions.join(' AND ')} ORDER BY seq LIMIT $${pageParams.length}`,
+        pageParams,
+      ) as Promise<ReadingRecord[]>,
+      page.includeTotal
+        ? (this.dataSource.query(`SELECT count(*)::int AS total FROM readings WHERE ${where}`, params) as Promise<{ total: number }[]>)
+        : undefined,
+    ]);
+    const hasMore = rows.length > page.limit;
+    if (hasMore) rows.length = page.limit;
+    const last = rows.at(-1);
+    const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, String(last.seq)) : null };
+    if (total !== undefined) metadata.total = total[0]?.total ?? 0;
+    return { readings: rows.map(toReading), metadata };
+  }
+}
+
+/** `{a,b,c}`: a PostgreSQL array literal of elements that need no quoting. */
+function arrayLiteral(rows: ReadingRow[], element: (row: ReadingRow) => string): string {
+  let text = '{';
+  rows.forEach((row, i) => (text += (i === 0 ? '' : ',') + element(row)));
+  return `${text}}`;
+}
+
+export function readingKey(deviceId: string, recordedAt: number): string {
+  return `${deviceId}|${recordedAt}`;
+}
+
+function toReading(row: ReadingRecord): Reading {
+  const value = (column: string) => (row[column] as number | null) ?? null;
+  const lat = value('lat');
+  const lng = value('lng');
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    recordedAt: row.recorded_at.toISOString(),
+    receivedAt: row.received_at.toISOString(),
+    location:
+      lat === null || lng === null
+        ? null
+        : {
+            lat,
+            lng,
+            accuracyMeters: value('accuracy_meters'),
+            altitudeMeters: value('altitude_meters'),
+            speedMps: value('speed_mps'),
+            headingDegrees: value('heading_degrees'),
+          },
+    temperatureC: value('temperature_c'),
+    humidityPercent: value('humidity_percent'),
+    shockG: value('shock_g'),
+    lightLux: value('light_lux'),
+    batteryPercent: value('battery_percent'),
+    pressureHpa: value('pressure_hpa'),
+  };
+}
+
+/** A number (or null) as JSON: the stored doubles are finite. */
+function jsonNumber(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'null' : String(value);
+}
+
+/**
+ * A stored reading's API JSON (the shape of `toReading`), written directly: for the publication of every
+ * accepted reading, where building an object per reading and stringifying it was a tenth of the DMS's
+ * time. `receivedAt` comes as its JSON string.
+ */
+export function readingJson(row: ReadingRow, receivedAt: string): string {
+  const v = row.values;
+  const lat = v[0];
+  const lng = v[1];
+  const location =
+    lat == null || lng == null
+      ? 'null'
+      : `{"lat":${lat},"lng":${lng},"accuracyMeters":${jsonNumber(v[2])},"altitudeMeters":${jsonNumber(v[3])},"speedMps":${jsonNumber(v[4])},"headingDegrees":${jsonNumber(v[5])}}`;
+  return (
+    `{"id":"${row.id}","deviceId":"${row.deviceId}","recordedAt":"${new Date(row.recordedAt).toISOString()}","receivedAt":${receivedAt},` +
+    `"location":${location},"temperatureC":${jsonNumber(v[6])},"humidityPercent":${jsonNumber(v[7])},"shockG":${jsonNumber(v[8])},` +
+    `"lightLux":${jsonNumber(v[9])},"batteryPercent":${jsonNumber(v[10])},"pressureHpa":${jsonNumber(v[11])}}`
+  );
+}

@@ -1,0 +1,219 @@
+import { Injectable } from '@nestjs/common';
+import {
+  ErrorCode,
+  type IngestEntry,
+  type IngestReadingsRequest,
+  type IngestResult,
+  type ListReadingsRequest,
+  ParameterIssue,
+  type ReadingPage,
+  ReadingSubjects,
+  ReadingValue,
+  type RejectedReading,
+} from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
+import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
+import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
+import { ReadingRepository, type ReadingRow, readingJson, readingKey } from './reading.repository.js';
+import { ReadingPartitions } from './reading-partitions.js';
+import { uuidV7s } from './uuid-v7.js';
+
+/** How far ahead of the DMS's clock a device's clock may be. */
+export const MAX_FUTURE_MS = 5 * 60_000;
+
+/** What became of one entry that named a usable device and a timely `recordedAt`. */
+type Fate = 'accepted' | 'duplicate' | 'conflict';
+
+/**
+ * Ingest of readings (docs/readings.md): each chunk of a batch in one transaction, entries judged one by
+ * one, the new ones stored by one `INSERT ... unnest ... ON CONFLICT DO NOTHING`, and the devices' last
+ * known fields moved forward in the same transaction.
+ */
+@Injectable()
+export class ReadingsService {
+  constructor(
+    private readonly readings: ReadingRepository,
+    private readonly devices: DeviceRepository,
+    private readonly partitions: ReadingPartitions,
+  ) {}
+
+  async ingest(request: IngestReadingsRequest): Promise<IngestResult> {
+    const now = Date.now();
+    const receivedAt = new Date(now);
+    const rejected: RejectedReading[] = [];
+    const cutoff = this.partitions.retentionCutoff(now);
+    const timely = request.entries.filter((entry) => {
+      const error = timeError(entry, now, cutoff);
+      if (error) rejected.push({ index: entry.index, error });
+      return !error;
+    });
+    await this.partitions.ensure(timely.map((entry) => entry.recordedAt));
+
+    const result = await this.readings.transaction(async (manager) => {
+      const deviceIds = new Set<string>();
+      const serialNumbers = new Set<string>();
+      for (const entry of timely) {
+        if (entry.deviceId !== undefined) deviceIds.add(entry.deviceId);
+        else if (entry.serialNumber !== undefined) serialNumbers.add(entry.serialNumber);
+      }
+      const devices = await this.devices.lockForReadings(manager, request, [...deviceIds], [...serialNumbers]);
+      const byId = new Map(devices.map((device) => [device.id, device]));
+      const bySerial = new Map(devices.map((device) => [device.serialNumber, device]));
+
+      // Entries of one key after the first follow the first (same content) or conflict with it.
+      const first = new Map<string, { entry: IngestEntry; row: ReadingRow }>();
+      const repeats: { entry: IngestEntry; key: string }[] = [];
+      for (const entry of timely) {
+        const device = entry.deviceId !== undefined ? byId.get(entry.deviceId) : bySerial.get(entry.serialNumber ?? '');
+        const error = deviceError(entry, device);
+        if (error || !device) {
+          rejected.push({ index: entry.index, error: error ?? unknownDevice(entry) });
+          continue;
+        }
+        const key = readingKey(device.id, entry.recordedAt);
+        if (first.has(key)) repeats.push({ entry, key });
+        else first.set(key, { entry, row: { id: '', deviceId: device.id, recordedAt: entry.recordedAt, values: entry.values } });
+      }
+      const ids = uuidV7s(first.size, now);
+      let next = 0;
+      for (const { row } of first.values()) row.id = ids[next++] ?? '';
+
+      const rows = [...first.values()].map(({ row }) => row);
+      const stored = await this.readings.insert(manager, request, receivedAt, rows);
+      const others = rows.filter((row) => !stored.has(readingKey(row.deviceId, row.recordedAt)));
+      const existing = await this.readings.findValues(manager, others);
+      const fates = new Map<string, Fate>();
+      for (const [key, { entry, row }] of first) {
+        let fate: Fate = 'accepted';
+        if (!stored.has(key)) fate = sameValues(existing.get(key), row.values) ? 'duplicate' : 'conflict';
+        fates.set(key, fate);
+        if (fate === 'conflict') rejected.push({ index: entry.index, error: conflicting(entry, 'a stored reading') });
+      }
+      let duplicates = [...fates.values()].filter((fate) => fate === 'duplicate').length;
+      for (const { entry, key } of repeats) {
+        const original = first.get(key);
+        if (fates.get(key) !== 'conflict' && sameValues(original?.row.values, entry.values)) duplicates += 1;
+        else rejected.push({ index: entry.index, error: conflicting(entry, `entry ${original?.entry.index ?? '?'} of the batch`) });
+      }
+
+      const accepted = rows.filter((row) => stored.has(readingKey(row.deviceId, row.recordedAt)));
+      await this.devices.moveLastKnown(manager, lastKnown(accepted));
+      // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
+      await writeOutbox(manager, publications(request, accepted, receivedAt));
+      return { accepted: accepted.length, duplicates };
+    });
+    rejected.sort((a, b) => a.index - b.index);
+    return { ...result, rejected };
+  }
+
+  async list(request: ListReadingsRequest): Promise<ReadingPage> {
+    if (!(await this.devices.findOne(request, request.deviceId))) {
+      throw new DomainError(ErrorCode.DeviceNotExists, `Device ${request.deviceId} does not exist.`);
+    }
+    return this.readings.findPage(request.deviceId, request.page, request.filters);
+  }
+}
+
+function timeError(entry: IngestEntry, now: number, cutoff: number): RejectedReading['error'] | undefined {
+  const field = `readings.${entry.index}.recordedAt`;
+  if (entry.recordedAt > now + MAX_FUTURE_MS) {
+    return outOfRange(field, `${field} lies more than 5 minutes ahead of the server's clock.`);
+  }
+  if (entry.recordedAt < cutoff) {
+    return outOfRange(field, `${field} is older than the retention of readings (${new Date(cutoff).toISOString()}).`);
+  }
+  return undefined;
+}
+
+function deviceError(entry: IngestEntry, device: IngestDevice | undefined): RejectedReading['error'] | undefined {
+  if (!device) return unknownDevice(entry);
+  if (device.retired) return { code: ErrorCode.DeviceRetired, message: `Device ${device.id} is retired; it takes no more readings.` };
+  return undefined;
+}
+
+function unknownDevice(entry: IngestEntry): RejectedReading['error'] {
+  const name = entry.deviceId !== undefined ? `Device ${entry.deviceId}` : `No device with serial number ${JSON.stringify(entry.serialNumber)}`;
+  return { code: ErrorCode.DeviceNotExists, message: `${name} does not exist in this account.` };
+}
+
+function outOfRange(field: string, message: string): RejectedReading['error'] {
+  return { code: ErrorCode.InvalidParameter, message, details: { field, issue: ParameterIssue.OutOfRange } };
+}
+
+function conflicting(entry: IngestEntry, other: string): RejectedReading['error'] {
+  const field = `readings.${entry.index}.recordedAt`;
+  return {
+    code: ErrorCode.InvalidParameter,
+    message: `${field}: ${other} of this device at this recordedAt has other measurements; a reading cannot change once stored.`,
+    details: { field, issue: ParameterIssue.ConflictingReading },
+  };
+}
+
+/** Measurements compare exactly: the stored doubles are the numbers the client sent. */
+function sameValues(a: (number | null)[] | undefined, b: (number | null)[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((value, i) => value === b[i]);
+}
+
+/**
+ * A message's readings JSON stays under this size, so that a message fits NATS's default max_payload
+ * (1 MiB) with room to spare: a device with more readings in one chunk gets several messages.
+ */
+export const MAX_PUBLICATION_BYTES = 512 * 1024;
+
+/** The outbox messages of a chunk's stored readings: one per device (more for a very large share), in recordedAt order. */
+function publications(scope: IngestReadingsRequest, rows: ReadingRow[], receivedAt: Date): OutboxMessage[] {
+  const byDevice = new Map<string, ReadingRow[]>();
+  for (const row of rows) {
+    const list = byDevice.get(row.deviceId);
+    if (list) list.push(row);
+    else byDevice.set(row.deviceId, [row]);
+  }
+  const messages: OutboxMessage[] = [];
+  const ids: string[] = [];
+  const received = JSON.stringify(receivedAt.toISOString());
+  for (const [deviceId, list] of byDevice) {
+    list.sort((a, b) => a.recordedAt - b.recordedAt);
+    const head = `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"deviceId":${JSON.stringify(deviceId)},"readings":[`;
+    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, deviceId);
+    let parts: string[] = [];
+    let size = 0;
+    const flush = () => {
+      messages.push({ id: '', subject, payload: `${head}${parts.join(',')}]}` });
+      parts = [];
+      size = 0;
+    };
+    for (const row of list) {
+      const json = readingJson(row, received);
+      if (parts.length > 0 && size + json.length > MAX_PUBLICATION_BYTES) flush();
+      parts.push(json);
+      size += json.length + 1;
+    }
+    flush();
+  }
+  ids.push(...uuidV7s(messages.length));
+  messages.forEach((message, index) => (message.id = ids[index] ?? ''));
+  return messages;
+}
+
+/** Per device, the newest stored reading overall, with a location, and with a battery level. */
+function lastKnown(rows: ReadingRow[]): LastKnown[] {
+  const byDevice = new Map<string, LastKnown>();
+  for (const row of rows) {
+    let known = byDevice.get(row.deviceId);
+    if (!known) {
+      known = { deviceId: row.deviceId, seenAt: row.recordedAt, location: null, battery: null };
+      byDevice.set(row.deviceId, known);
+    }
+    known.seenAt = Math.max(known.seenAt, row.recordedAt);
+    const lat = row.values[ReadingValue.Lat];
+    const lng = row.values[ReadingValue.Lng];
+    if (lat != null && lng != null && (known.location === null || row.recordedAt > known.location.at)) {
+      known.location = { at: row.recordedAt, lat, lng, accuracyMeters: row.values[ReadingValue.AccuracyMeters] ?? null };
+    }
+    const battery = row.values[ReadingValue.BatteryPercent];
+    if (battery != null && (known.battery === null || row.recordedAt > known.battery.at)) {
+      known.battery = { at: row.recordedAt, level: battery };
+    }
+  }
+  return [...byDevice.values()];
+}

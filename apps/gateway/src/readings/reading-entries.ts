@@ -1,0 +1,163 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import {
+  ErrorCode,
+  type IngestEntry,
+  MAX_READINGS_PER_BATCH,
+  MIN_READINGS_PER_BATCH,
+  ParameterIssue,
+  READING_VALUES,
+  type RejectedReading,
+} from '@tracking/contracts';
+import { DATE_TIME_MAX, DATE_TIME_MIN, DomainError, parseDateTime } from '@tracking/core';
+
+/**
+ * Validation of `POST /readings` bodies (docs/readings.md, "Validation"). The envelope is checked as a
+ * whole (a fault there is one 400); each entry on its own, by a JSON Schema compiled once with Ajv, so
+ * that a bad entry becomes that entry's rejection and the others go on. Measured with
+ * `node bench/readings-validation.mjs` (same rules as class-validator DTOs, 1000 entries, a loaded 2-core
+ * machine): 9 ms here against 79 ms for class-transformer + class-validator, which at 30000 readings/s
+ * would need 2.4 cores for validation alone.
+ */
+
+const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+/** Fields of a reading the server sets: naming them is ReadOnly rather than UnknownField. */
+const READ_ONLY = new Set(['id', 'receivedAt']);
+
+function bounded(min: number, max: number, nullable: boolean) {
+  return { type: nullable ? ['number', 'null'] : 'number', minimum: min, maximum: max };
+}
+
+const valueSchemas = (prefix: string, nullable: boolean) =>
+  Object.fromEntries(
+    READING_VALUES.filter((value) => value.field.startsWith('location.') === (prefix === 'location.')).map((value) => [
+      value.field.slice(prefix.length),
+      bounded(value.min, value.max, nullable || !['location.lat', 'location.lng'].includes(value.field)),
+    ]),
+  );
+
+const ENTRY_SCHEMA = {
+  type: 'object',
+  required: ['recordedAt'],
+  additionalProperties: false,
+  properties: {
+    deviceId: { type: 'string', pattern: UUID },
+    serialNumber: { type: 'string', minLength: 1, maxLength: 100 },
+    recordedAt: { type: 'string', maxLength: 64 },
+    location: {
+      type: ['object', 'null'],
+      required: ['lat', 'lng'],
+      additionalProperties: false,
+      properties: valueSchemas('location.', false),
+    },
+    ...valueSchemas('', true),
+  },
+};
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+const validateEntry = ajv.compile(ENTRY_SCHEMA);
+
+const ISSUES: Record<string, ParameterIssue> = {
+  required: ParameterIssue.Required,
+  additionalProperties: ParameterIssue.UnknownField,
+  type: ParameterIssue.InvalidFormat,
+  pattern: ParameterIssue.InvalidFormat,
+  minimum: ParameterIssue.OutOfRange,
+  maximum: ParameterIssue.OutOfRange,
+  minLength: ParameterIssue.OutOfRange,
+  maxLength: ParameterIssue.OutOfRange,
+};
+
+/** The well-formed entries, in the compact form the DMS takes, and the refusals of the others. */
+export interface JudgedEntries {
+  entries: IngestEntry[];
+  rejected: RejectedReading[];
+}
+
+/** The list of `{"readings": [...]}`; anything else about the envelope is one 400. */
+export function readingsOf(body: unknown): unknown[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
+  }
+  for (const key of Object.keys(body)) {
+    if (key !== 'readings') throw DomainError.invalidParameter(key, ParameterIssue.UnknownField, `${key} is not a field of this request.`);
+  }
+  const list = (body as { readings?: unknown }).readings;
+  if (list === undefined) throw DomainError.invalidParameter('readings', ParameterIssue.Required, 'readings is required.');
+  if (!Array.isArray(list)) throw DomainError.invalidParameter('readings', ParameterIssue.InvalidFormat, 'readings must be an array.');
+  if (list.length < MIN_READINGS_PER_BATCH || list.length > MAX_READINGS_PER_BATCH) {
+    throw DomainError.invalidParameter(
+      'readings',
+      ParameterIssue.OutOfRange,
+      `readings must have ${MIN_READINGS_PER_BATCH} to ${MAX_READINGS_PER_BATCH} entries, not ${list.length}.`,
+    );
+  }
+  return list;
+}
+
+/** Judges each entry on its own: shape, bounds, the device named once, `recordedAt`, at least one measurement. */
+export function judgeEntries(list: unknown[]): JudgedEntries {
+  const entries: IngestEntry[] = [];
+  const rejected: RejectedReading[] = [];
+  for (let index = 0; index < list.length; index++) {
+    const judged = judgeEntry(list[index], index);
+    if ('error' in judged) rejected.push({ index, error: judged.error });
+    else entries.push(judged);
+  }
+  return { entries, rejected };
+}
+
+type Raw = Record<string, unknown> & { location?: Record<string, unknown> | null };
+
+function judgeEntry(raw: unknown, index: number): IngestEntry | { error: RejectedReading['error'] } {
+  const base = `readings.${index}`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return invalid(base, ParameterIssue.InvalidFormat, `${base} must be an object.`);
+  }
+  if (!validateEntry(raw)) return schemaError(base, validateEntry.errors?.[0]);
+  const entry = raw as Raw;
+  const hasId = entry.deviceId !== undefined;
+  if (hasId === (entry.serialNumber !== undefined)) {
+    return hasId
+      ? invalid(`${base}.serialNumber`, ParameterIssue.InvalidFormat, `${base} names its device twice: give deviceId or serialNumber, not both.`)
+      : invalid(`${base}.deviceId`, ParameterIssue.Required, `${base} needs deviceId or serialNumber.`);
+  }
+  const recordedAt = parseDateTime(entry.recordedAt as string)?.getTime();
+  if (recordedAt === undefined) {
+    return invalid(`${base}.recordedAt`, ParameterIssue.InvalidFormat, `${base}.recordedAt must be an RFC 3339 date-time with a time zone.`);
+  }
+  if (recordedAt < DATE_TIME_MIN || recordedAt > DATE_TIME_MAX) {
+    return invalid(`${base}.recordedAt`, ParameterIssue.OutOfRange, `${base}.recordedAt must lie in the years 0001 to 9999 UTC.`);
+  }
+  const location = entry.location ?? null;
+  const values = READING_VALUES.map(({ field }) => {
+    const value = field.startsWith('location.') ? location?.[field.slice(9)] : entry[field];
+    return (value as number | null | undefined) ?? null;
+  });
+  if (values.every((value) => value === null)) {
+    return invalid(base, ParameterIssue.Required, `${base} must carry at least one measurement besides recordedAt.`);
+  }
+  const result: IngestEntry = { index, recordedAt, values };
+  if (hasId) result.deviceId = (entry.deviceId as string).toLowerCase();
+  else result.serialNumber = entry.serialNumber as string;
+  return result;
+}
+
+function schemaError(base: string, error: ErrorObject | undefined): { error: RejectedReading['error'] } {
+  const path = (error?.instancePath ?? '').split('/').filter(Boolean).join('.');
+  const at = path === '' ? base : `${base}.${path}`;
+  const params = (error?.params ?? {}) as { missingProperty?: string; additionalProperty?: string; limit?: number };
+  const keyword = error?.keyword ?? 'type';
+  if (keyword === 'required') return invalid(`${at}.${params.missingProperty}`, ParameterIssue.Required, `${at}.${params.missingProperty} is required.`);
+  if (keyword === 'additionalProperties') {
+    const field = `${at}.${params.additionalProperty}`;
+    return path === '' && READ_ONLY.has(params.additionalProperty ?? '')
+      ? invalid(field, ParameterIssue.ReadOnly, `${field} is set by the server.`)
+      : invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a reading.`);
+  }
+  const issue = ISSUES[keyword] ?? ParameterIssue.InvalidFormat;
+  return invalid(at, issue, `${at} ${error?.message ?? 'is not valid'}.`);
+}
+
+function invalid(field: string, issue: ParameterIssue, message: string): { error: RejectedReading['error'] } {
+  return { error: { code: ErrorCode.InvalidParameter, message, details: { field, issue } } };
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { AccountAccessGuard } from '../accounts/account-access.guard.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { ReadingsController } from './readings.controller.js';
+
+@Module({
+  imports: [AuthModule],
+  controllers: [ReadingsController],
+  providers: [AccountAccessGuard],
+})
+export class ReadingsModule {}

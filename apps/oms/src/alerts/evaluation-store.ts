@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type AccountScope,
+  type Alert,
+  type AlertKind,
+  CLOSED_SHIPMENT_STATUSES,
+  EventType,
+  type ShipmentScope,
+  type ShipmentStatus,
+  type VisitEventData,
+} from '@tracking/contracts';
+import { recordEvents } from '@tracking/outbox';
+import type { EntityManager } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { ShipmentRepository } from '../shipments/shipment.repository.js';
+import { AlertLifecycle } from './alert-lifecycle.js';
+import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
+import { VisitRepository } from './visit.repository.js';
+
+/**
+ * Where the evaluation of readings records what it decides about one shipment (docs/alerts-and-visits.md):
+ * `forShipment` runs the evaluation's writes in one transaction, with the shipment locked against closing,
+ * and every write is idempotent, so a decision replayed after a crash changes nothing and publishes nothing twice.
+ */
+@Injectable()
+export class EvaluationStore {
+  constructor(
+    private readonly shipments: ShipmentRepository,
+    private readonly alerts: AlertLifecycle,
+    private readonly visits: VisitRepository,
+    private readonly excursions: ExcursionRepository,
+  ) {}
+
+  /**
+   * Runs `work` in one transaction with the shipment locked `FOR KEY SHARE` (a lifecycle transition or
+   * delete waits for it, and it for them) and returns its result with the shipment's status. When the
+   * account has no such shipment, or it is closed (Completed, Cancelled), `work` does not run and the answer
+   * is null: a closed shipment is no longer evaluated, and its alerts were closed when it closed.
+   * `work` must only use the `ShipmentOutcomes` it gets (a failure rolls every write of it back).
+   */
+  forShipment<T>(shipment: ShipmentScope, work: (outcomes: ShipmentOutcomes) => Promise<T>): Promise<{ status: ShipmentStatus; result: T } | null> {
+    return this.shipments.withLockedForEvaluation(shipment, async (status, manager) => {
+      if (status === null || CLOSED_SHIPMENT_STATUSES.includes(status)) return null;
+      const scope = { tenantId: shipment.tenantId, accountId: shipment.accountId, shipmentId: shipment.shipmentId.toLowerCase() };
+      const outcomes = new ShipmentOutcomes(manager, scope, status, this.shipments, this.alerts, this.visits, this.excursions);
+      return { status, result: await work(outcomes) };
+    });
+  }
+}
+
+/** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forShipment`. */
+export class ShipmentOutcomes {
+  constructor(
+    private readonly manager: EntityManager,
+    private readonly scope: ShipmentScope,
+    /** The shipment's status, kept until the transaction ends. */
+    readonly status: ShipmentStatus,
+    private readonly shipments: ShipmentRepository,
+    private readonly alerts: AlertLifecycle,
+    private readonly visits: VisitRepository,
+    private readonly excursions: ExcursionRepository,
+  ) {}
+
+  /**
+   * Opens an alert (`alert.opened`) unless the shipment has an open one of that device and kind (the
+   * partial unique index decides, whichever replica asks) or one with this `startedAt` (the same decision
+   * again). `opened` is false then, and `alert` is that alert.
+   */
+  openAlert(opening: { deviceId: string | null; kind: AlertKind; startedAt: Date; threshold: number; peakValue?: number | null }): Promise<{ alert: Alert; opened: boolean }> {
+    return this.alerts.open(this.manager, this.account, { ...opening, shipmentId: this.scope.shipmentId, peakValue: opening.peakValue ?? null });
+  }
+
+  /**
+   * Moves the open alert's `peakValue` to `value` when it is worse (lower for TemperatureLow, HumidityLow
+   * and BatteryLow, else higher), so a replay cannot move it back. The alert when it changed; no event.
+   */
+  raisePeak(key: { deviceId: string | null; kind: AlertKind }, value: number): Promise<Alert | null> {
+    return this.alerts.raisePeak(this.manager, { ...key, shipmentId: this.scope.shipmentId }, value);
+  }
+
+  /** Closes the open alert of that device and kind at `endedAt` (`alert.closed`); null when none is open. */
+  async closeAlert(key: { deviceId: string | null; kind: AlertKind; endedAt: Date }): Promise<Alert | null> {
+    const [closed] = await this.alerts.close(this.manager, { shipmentId: this.scope.shipmentId, deviceId: key.deviceId, kind: key.kind }, key.endedAt);
+    return closed ?? null;
+  }
+
+  /**
+   * Closes every open alert of the shipment, or with `deviceId` those of one device (a released device;
+   * null: the shipment-wide ones), at `endedAt`, each with its `alert.closed`.
+   */
+  closeOpenAlerts(selection: { deviceId?: string | null; endedAt: Date }): Promise<Alert[]> {
+    return this.alerts.close(this.manager, { shipmentId: this.scope.shipmentId, deviceId: selection.deviceId }, selection.endedAt);
+  }
+
+  /**
+   * Adds an excursion, from its first out-of-range reading to the first reading back in range, to the
+   * shipment's `excursions` total of `measure`, once: the same excursion (device, measure, `startedAt`)
+   * again adds nothing. Returns whether it added. No event, no new `updatedAt` or version.
+   */
+  async addExcursion(excursion: { deviceId: string | null; measure: ExcursionMeasure; startedAt: Date; endedAt: Date }): Promise<boolean> {
+    const recorded = await this.excursions.insert(this.manager, { ...excursion, shipmentId: this.scope.shipmentId });
+    if (recorded) {
+      await this.shipments.addExcursion(this.manager, this.scope.shipmentId, excursion.measure, excursion.endedAt.getTime() - excursion.startedAt.getTime());
+    }
+    return recorded;
+  }
+
+  /**
+   * Records an arrival at `poiId` at `arrivedAt` (event time) with its `shipment.arrived`, once: the
+   * same arrival again records and publishes nothing. Returns whether it recorded it.
+   */
+  async recordArrival(arrival: { poiId: string; arrivedAt: Date }): Promise<boolean> {
+    const now = new Date();
+    const recorded = await this.visits.insert(this.manager, {
+      id: uuidv7(),
+      tenantId: this.scope.tenantId,
+      accountId: this.scope.accountId,
+      shipmentId: this.scope.shipmentId,
+      poiId: arrival.poiId,
+      arrivedAt: arrival.arrivedAt,
+      departedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (recorded) await this.recordVisitEvent(EventType.ShipmentArrived, arrival.poiId, arrival.arrivedAt, null);
+    return recorded;
+  }
+
+  /**
+   * Records the departure from the visit that arrived at `arrivedAt`, with its `shipment.departed`, once:
+   * a visit that has departed keeps its `departedAt` (a published event is never changed), and one that
+   * was never recorded is not created. Returns whether it recorded it.
+   */
+  async recordDeparture(departure: { poiId: string; arrivedAt: Date; departedAt: Date }): Promise<boolean> {
+    const key = { shipmentId: this.scope.shipmentId, poiId: departure.poiId, arrivedAt: departure.arrivedAt };
+    const recorded = await this.visits.depart(this.manager, key, departure.departedAt, new Date());
+    if (recorded) await this.recordVisitEvent(EventType.ShipmentDeparted, departure.poiId, departure.arrivedAt, departure.departedAt);
+    return recorded;
+  }
+
+  private get account(): AccountScope {
+    return { tenantId: this.scope.tenantId, accountId: this.scope.accountId };
+  }
+
+  private async recordVisitEvent(type: EventType, poiId: string, arrivedAt: Date, departedAt: Date | null): Promise<void> {
+    const data: VisitEventData = {
+      shipmentId: this.scope.shipmentId,
+      poiId,
+      arrivedAt: arrivedAt.toISOString(),
+      departedAt: departedAt && departedAt.toISOString(),
+    };
+    await recordEvents(this.manager, [{ ...this.account, type, data }]);
+  }
+}

@@ -1,0 +1,467 @@
+import { OUTSIDE_FACTOR, type PlaceIndex } from './place-index.js';
+import type {
+  AlertKind,
+  AlertTrack,
+  Conditions,
+  Excursions,
+  ExcursionTrack,
+  GeofenceChange,
+  GeofenceReading,
+  GeofenceState,
+  Instant,
+  Sample,
+  ShipmentStatus,
+} from './types.js';
+
+/** Default cap on the readings a state retains; past it the oldest become final early. */
+export const DEFAULT_MAX_PENDING = 20000;
+
+export interface EvaluationOptions {
+  /** The account's points of interest. */
+  places: PlaceIndex;
+  conditions: Conditions | null;
+  status: ShipmentStatus;
+  /** EVALUATION_LATENESS_SECONDS. */
+  latenessSeconds: number;
+  /** Cap on retained readings (default DEFAULT_MAX_PENDING). */
+  maxPending?: number;
+}
+
+export interface EvaluationResult {
+  state: GeofenceState;
+  /** What became final in this evaluation, in event-time order: publish each exactly once. */
+  changes: GeofenceChange[];
+  /** Readings given that were ignored for decisions: older than the horizon, or repeated. */
+  ignored: number;
+  excursions: Excursions;
+}
+
+export function toMillis(at: Instant): number {
+  const ms = typeof at === 'number' ? at : typeof at === 'string' ? Date.parse(at) : at.getTime();
+  if (!Number.isFinite(ms)) throw new RangeError(`Not a timestamp: ${String(at)}`);
+  return ms;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * A copy to work on: retained samples are never mutated (the array is replaced, never changed in
+ * place), so they are shared rather than copied, which keeps an evaluation's cost independent of them.
+ */
+function copyState(state: GeofenceState): GeofenceState {
+  return { ...structuredClone({ ...state, pending: [] }), pending: state.pending };
+}
+
+export function initialState(): GeofenceState {
+  return {
+    v: 1,
+    horizon: null,
+    watermark: null,
+    clock: null,
+    lastReceivedAt: null,
+    pending: [],
+    inside: {},
+    places: {},
+    alerts: {},
+    temperature: { totalMs: 0, out: [], since: null },
+    humidity: { totalMs: 0, out: [], since: null },
+    signalLoss: null,
+  };
+}
+
+/**
+ * The state without its retained readings, for storing: they can be read back from the readings
+ * store, since the retained readings are exactly the shipment's stored readings recorded at or after
+ * `horizon` (a reading so recorded was accepted whenever it arrived: the horizon only moves forward).
+ * To restore, pass those readings to `evaluate` with the stored state: they are accepted again,
+ * repeats are ignored, and the outcome is the same as if they had never left.
+ */
+export function withoutPending(state: GeofenceState): GeofenceState {
+  return { ...state, pending: [] };
+}
+
+/** When the service should evaluate a shipment: EVALUATION_DELAY_MS after its newest ingested reading. */
+export function evaluationDueAt(newestIngestedAt: Instant, delayMs: number): Date {
+  return new Date(toMillis(newestIngestedAt) + delayMs);
+}
+
+/**
+ * When the service should call `settle` if no reading arrives meanwhile: the lateness bound in server
+ * time after the newest receipt. Null when nothing waits to become final.
+ */
+export function settleDueAt(state: GeofenceState, latenessSeconds: number): Date | null {
+  if (state.pending.length === 0 && !hasWaitingDeadline(state)) return null;
+  if (state.lastReceivedAt === null) return null;
+  return new Date(state.lastReceivedAt + latenessSeconds * 1000);
+}
+
+function hasWaitingDeadline(state: GeofenceState): boolean {
+  return Object.values(state.places).some((p) => p.since !== null) || Object.values(state.alerts).some((a) => !a.open);
+}
+
+const compareSamples = (a: Sample, b: Sample): number => a.t - b.t || (a.d < b.d ? -1 : a.d > b.d ? 1 : 0);
+
+function toSample(reading: GeofenceReading, t: number): Sample {
+  const s: Sample = { t, d: reading.deviceId };
+  const loc = reading.location;
+  if (loc && Number.isFinite(loc.lat) && Number.isFinite(loc.lng)) {
+    s.lat = loc.lat;
+    s.lng = loc.lng;
+    if (loc.accuracyMeters != null && loc.accuracyMeters > 0) s.acc = loc.accuracyMeters;
+  }
+  if (reading.temperatureC != null) s.tc = reading.temperatureC;
+  if (reading.humidityPercent != null) s.hu = reading.humidityPercent;
+  if (reading.shockG != null) s.sh = reading.shockG;
+  if (reading.lightLux != null) s.lx = reading.lightLux;
+  if (reading.batteryPercent != null) s.bt = reading.batteryPercent;
+  return s;
+}
+
+/**
+ * Evaluates one shipment: takes the readings ingested since the last evaluation, ignores those
+ * recorded before the horizon, and makes final (folds) every retained reading recorded before the new
+ * horizon (newest recordedAt minus the lateness bound), in (recordedAt, deviceId) order. The changes
+ * returned are exactly the decisions that became final; none can be returned again by any later call on
+ * the state returned (see docs/geofence-evaluation.md). The given state is not modified.
+ */
+export function evaluate(previous: GeofenceState | null, readings: readonly GeofenceReading[], options: EvaluationOptions): EvaluationResult {
+  const state = copyState(previous ?? initialState());
+  const run = new Run(state, options);
+  let ignored = 0;
+  let firstReceipt: number | null = null;
+  const accepted: Sample[] = [];
+  for (const reading of readings) {
+    const t = toMillis(reading.recordedAt);
+    const received = toMillis(reading.receivedAt);
+    state.lastReceivedAt = state.lastReceivedAt === null ? received : Math.max(state.lastReceivedAt, received);
+    firstReceipt = firstReceipt === null ? received : Math.min(firstReceipt, received);
+    if (state.horizon !== null && t < state.horizon) {
+      ignored++;
+      continue;
+    }
+    accepted.push(toSample(reading, t));
+  }
+  // The next reading closes SignalLoss, whenever it was recorded (silence is measured in server time).
+  if (state.signalLoss !== null && firstReceipt !== null) {
+    run.changes.push({
+      type: 'alertClosed',
+      key: alertKey('SignalLoss', null, state.signalLoss),
+      kind: 'SignalLoss',
+      deviceId: null,
+      endedAt: iso(Math.max(state.signalLoss, firstReceipt)),
+      peakValue: null,
+    });
+    state.signalLoss = null;
+  }
+  if (accepted.length > 0) {
+    accepted.sort(compareSamples);
+    const tail = state.pending[state.pending.length - 1];
+    // In the usual case every new reading is newer than those retained: append, no merge.
+    const merged = tail === undefined || compareSamples(tail, accepted[0]) < 0 ? accepted : state.pending.concat(accepted).sort(compareSamples);
+    const unique: Sample[] = merged === accepted ? state.pending.slice() : [];
+    for (const s of merged) {
+      const last = unique[unique.length - 1];
+      // One (device, recordedAt) is one reading (API.md: a resend with the same content is a duplicate).
+      if (last && last.t === s.t && last.d === s.d) ignored++;
+      else unique.push(s);
+    }
+    state.pending = unique;
+    const newest = unique[unique.length - 1].t;
+    state.watermark = state.watermark === null ? newest : Math.max(state.watermark, newest);
+  }
+  if (state.watermark !== null) {
+    let horizon = Math.max(state.horizon ?? -Infinity, state.watermark - options.latenessSeconds * 1000);
+    const max = options.maxPending ?? DEFAULT_MAX_PENDING;
+    if (state.pending.length > max) horizon = Math.max(horizon, state.pending[state.pending.length - max].t);
+    run.foldUntil(horizon);
+  }
+  return { state, changes: run.finish(), ignored, excursions: excursionsOf(state) };
+}
+
+/**
+ * Makes everything retained final, as if the lateness bound had passed: the service calls it once the
+ * shipment has been silent for the bound in server time (`settleDueAt`), and before closing it. Later
+ * readings recorded at or before the newest one evaluated are ignored.
+ */
+export function settle(previous: GeofenceState, options: EvaluationOptions): EvaluationResult {
+  const state = copyState(previous);
+  const run = new Run(state, options);
+  if (state.watermark !== null) run.foldUntil(state.watermark + 1);
+  return { state, changes: run.finish(), ignored: 0, excursions: excursionsOf(state) };
+}
+
+/**
+ * SignalLoss timer: when the alert becomes due (the newest receipt, or the moment the shipment went
+ * InTransit if later, plus maxSilenceSeconds), which is also its `startedAt`. Null when no timer should
+ * run: no condition, not InTransit, or the alert is already open.
+ */
+export function signalLossDue(state: GeofenceState | null, conditions: Conditions | null, status: ShipmentStatus, inTransitSince: Instant): Date | null {
+  const maxSilence = conditions?.signalLoss?.maxSilenceSeconds;
+  if (maxSilence == null || status !== 'InTransit' || (state?.signalLoss ?? null) !== null) return null;
+  const since = Math.max(state?.lastReceivedAt ?? -Infinity, toMillis(inTransitSince));
+  return new Date(since + maxSilence * 1000);
+}
+
+/** The timer fired: opens SignalLoss when it is due at `now` (otherwise changes nothing). */
+export function openSignalLoss(
+  previous: GeofenceState | null,
+  conditions: Conditions | null,
+  status: ShipmentStatus,
+  inTransitSince: Instant,
+  now: Instant,
+): { state: GeofenceState; changes: GeofenceChange[] } {
+  const state = copyState(previous ?? initialState());
+  const due = signalLossDue(state, conditions, status, inTransitSince);
+  const maxSilence = conditions?.signalLoss?.maxSilenceSeconds;
+  if (due === null || maxSilence == null || due.getTime() > toMillis(now)) return { state, changes: [] };
+  state.signalLoss = due.getTime();
+  return {
+    state,
+    changes: [
+      {
+        type: 'alertOpened',
+        key: alertKey('SignalLoss', null, state.signalLoss),
+        kind: 'SignalLoss',
+        deviceId: null,
+        startedAt: iso(state.signalLoss),
+        threshold: maxSilence,
+        peakValue: null,
+      },
+    ],
+  };
+}
+
+/**
+ * Closes open alerts at `at` (server time): every one of the shipment (it closes), or only one device's
+ * (it was released), and forgets what that device's alerts were waiting for. Releasing a device also
+ * drops its retained readings and its places; a place it alone kept the shipment inside of starts its
+ * departure at the event time reached. Pending readings are not folded: call `settle` first to keep them.
+ */
+export function closeAlerts(previous: GeofenceState, at: Instant, deviceId?: string): { state: GeofenceState; changes: GeofenceChange[] } {
+  const state = copyState(previous);
+  const endedAt = iso(toMillis(at));
+  const changes: GeofenceChange[] = [];
+  for (const [key, track] of Object.entries(state.alerts)) {
+    if (deviceId !== undefined && track.deviceId !== deviceId) continue;
+    if (track.open) {
+      changes.push({ type: 'alertClosed', key: alertKey(track.kind, track.deviceId, track.startedAt), kind: track.kind, deviceId: track.deviceId, endedAt, peakValue: track.peak });
+    }
+    delete state.alerts[key];
+  }
+  if (deviceId === undefined && state.signalLoss !== null) {
+    changes.push({ type: 'alertClosed', key: alertKey('SignalLoss', null, state.signalLoss), kind: 'SignalLoss', deviceId: null, endedAt, peakValue: null });
+    state.signalLoss = null;
+  }
+  if (deviceId !== undefined) {
+    const clock = state.clock;
+    state.pending = state.pending.filter((s) => s.d !== deviceId);
+    for (const track of [state.temperature, state.humidity]) {
+      if (track.out.includes(deviceId)) setOut(track, deviceId, false, clock ?? 0);
+    }
+    const places = state.inside[deviceId] ?? [];
+    delete state.inside[deviceId];
+    for (const poiId of places) {
+      const place = state.places[poiId];
+      if (!place || Object.values(state.inside).some((list) => list.includes(poiId))) continue;
+      place.inside = false;
+      place.since = place.arrivedAt !== null && clock !== null ? clock : null;
+      if (place.arrivedAt === null) delete state.places[poiId];
+    }
+  }
+  return { state, changes };
+}
+
+/** The excursion totals at the event time the folded state has reached (open excursions counted to it). */
+export function excursionsOf(state: GeofenceState): Excursions {
+  const total = (track: ExcursionTrack): number =>
+    (track.totalMs + (track.since !== null && state.clock !== null ? state.clock - track.since : 0)) / 1000;
+  return { temperatureSeconds: total(state.temperature), humiditySeconds: total(state.humidity) };
+}
+
+export function alertKey(kind: AlertKind, deviceId: string | null, startedAt: number): string {
+  return `${kind}/${deviceId ?? 'shipment'}/${iso(startedAt)}`;
+}
+
+function setOut(track: ExcursionTrack, deviceId: string, out: boolean, t: number): void {
+  const index = track.out.indexOf(deviceId);
+  if (out && index < 0) {
+    if (track.out.length === 0) track.since = t;
+    track.out.push(deviceId);
+  } else if (!out && index >= 0) {
+    track.out.splice(index, 1);
+    if (track.out.length === 0 && track.since !== null) {
+      track.totalMs += t - track.since;
+      track.since = null;
+    }
+  }
+}
+
+interface RangeRule {
+  kind: AlertKind;
+  field: 'tc' | 'hu' | 'sh' | 'lx' | 'bt';
+  /** The bound, or null when the condition does not set it (every value is then in range). */
+  threshold: number | null;
+  high: boolean;
+  minDurationMs: number;
+}
+
+function rulesOf(conditions: Conditions | null): RangeRule[] {
+  const c = conditions ?? {};
+  const ms = (seconds: number | null | undefined): number => (seconds ?? 0) * 1000;
+  return [
+    { kind: 'TemperatureHigh', field: 'tc', threshold: c.temperature?.maxC ?? null, high: true, minDurationMs: ms(c.temperature?.minDurationSeconds) },
+    { kind: 'TemperatureLow', field: 'tc', threshold: c.temperature?.minC ?? null, high: false, minDurationMs: ms(c.temperature?.minDurationSeconds) },
+    { kind: 'HumidityHigh', field: 'hu', threshold: c.humidity?.maxPercent ?? null, high: true, minDurationMs: ms(c.humidity?.minDurationSeconds) },
+    { kind: 'HumidityLow', field: 'hu', threshold: c.humidity?.minPercent ?? null, high: false, minDurationMs: ms(c.humidity?.minDurationSeconds) },
+    { kind: 'Shock', field: 'sh', threshold: c.shock?.maxG ?? null, high: true, minDurationMs: 0 },
+    { kind: 'Light', field: 'lx', threshold: c.light?.maxLux ?? null, high: true, minDurationMs: 0 },
+    { kind: 'BatteryLow', field: 'bt', threshold: c.battery?.minPercent ?? null, high: false, minDurationMs: 0 },
+  ];
+}
+
+const outOfRange = (rule: RangeRule, value: number): boolean =>
+  rule.threshold !== null && (rule.high ? value > rule.threshold : value < rule.threshold);
+
+/** One fold over a state: applies final readings in order and collects the changes they make. */
+class Run {
+  readonly changes: GeofenceChange[] = [];
+  private readonly rules: RangeRule[];
+  private readonly ruleByKind: Map<AlertKind, RangeRule>;
+  private readonly peaks = new Map<string, number>();
+
+  constructor(
+    private readonly state: GeofenceState,
+    private readonly options: EvaluationOptions,
+  ) {
+    this.rules = rulesOf(options.conditions);
+    this.ruleByKind = new Map(this.rules.map((r) => [r.kind, r]));
+    // A place removed from the account is forgotten (its open visit gets no departure).
+    for (const poiId of Object.keys(state.places)) if (!options.places.get(poiId)) delete state.places[poiId];
+    for (const [deviceId, list] of Object.entries(state.inside)) {
+      const kept = list.filter((poiId) => options.places.get(poiId));
+      if (kept.length !== list.length) state.inside[deviceId] = kept;
+    }
+  }
+
+  /** Applies every retained reading recorded before `horizon`, then moves the clock to it. */
+  foldUntil(horizon: number): void {
+    const state = this.state;
+    let n = 0;
+    while (n < state.pending.length && state.pending[n].t < horizon) {
+      const sample = state.pending[n++];
+      this.advance(sample.t);
+      this.apply(sample);
+      this.advance(sample.t);
+    }
+    if (n > 0) state.pending = state.pending.slice(n);
+    // No accepted reading can be recorded before the horizon any more, and a newer one was seen: the
+    // shipment's event time has passed it with nothing happening in between.
+    const reached = state.watermark === null ? horizon : Math.min(horizon, state.watermark);
+    this.advance(reached);
+    state.horizon = Math.max(state.horizon ?? -Infinity, horizon);
+  }
+
+  finish(): GeofenceChange[] {
+    for (const [key, peak] of this.peaks) this.changes.push({ type: 'alertPeak', key, peakValue: peak });
+    return this.changes;
+  }
+
+  /** Event time reaches `t`: every dwell and minimum duration that ended by then is decided. */
+  private advance(t: number): void {
+    const state = this.state;
+    if (state.clock !== null && t < state.clock) return;
+    state.clock = t;
+    for (const [poiId, place] of Object.entries(state.places)) {
+      const poi = this.options.places.get(poiId);
+      if (place.since === null || !poi) continue;
+      const dwellMs = poi.dwellSeconds * 1000;
+      if (place.since + dwellMs > t) continue;
+      if (place.arrivedAt === null) {
+        place.arrivedAt = place.since;
+        place.since = null;
+        this.changes.push({ type: 'arrived', key: visitKey(poiId, place.arrivedAt), poiId, arrivedAt: iso(place.arrivedAt) });
+      } else {
+        this.changes.push({ type: 'departed', key: visitKey(poiId, place.arrivedAt), poiId, arrivedAt: iso(place.arrivedAt), departedAt: iso(place.since) });
+        delete state.places[poiId];
+      }
+    }
+    for (const track of Object.values(state.alerts)) {
+      if (track.open) continue;
+      const rule = this.ruleByKind.get(track.kind);
+      if (!rule || rule.threshold === null || track.startedAt + rule.minDurationMs > t) continue;
+      track.open = true;
+      this.changes.push({
+        type: 'alertOpened',
+        key: alertKey(track.kind, track.deviceId, track.startedAt),
+        kind: track.kind,
+        deviceId: track.deviceId,
+        startedAt: iso(track.startedAt),
+        threshold: rule.threshold,
+        peakValue: track.peak,
+      });
+    }
+  }
+
+  private apply(s: Sample): void {
+    if (s.lat !== undefined && s.lng !== undefined) this.applyPosition(s, s.lat, s.lng);
+    const state = this.state;
+    for (const rule of this.rules) {
+      const value = s[rule.field];
+      if (value === undefined) continue;
+      const key = `${s.d}/${rule.kind}`;
+      const track: AlertTrack | undefined = state.alerts[key];
+      if (outOfRange(rule, value)) {
+        if (!track) {
+          state.alerts[key] = { kind: rule.kind, deviceId: s.d, open: false, startedAt: s.t, peak: value };
+        } else if (rule.high ? value > track.peak : value < track.peak) {
+          track.peak = value;
+          if (track.open) this.peaks.set(alertKey(track.kind, track.deviceId, track.startedAt), value);
+        }
+      } else if (track) {
+        if (track.open) {
+          const key2 = alertKey(track.kind, track.deviceId, track.startedAt);
+          this.peaks.delete(key2);
+          this.changes.push({ type: 'alertClosed', key: key2, kind: track.kind, deviceId: track.deviceId, endedAt: iso(s.t), peakValue: track.peak });
+        }
+        delete state.alerts[key];
+      }
+    }
+    // The temperature rules are the only ones on `tc`, the humidity rules the only ones on `hu`.
+    const tc = s.tc;
+    const hu = s.hu;
+    if (tc !== undefined) setOut(state.temperature, s.d, this.rules.some((r) => r.field === 'tc' && outOfRange(r, tc)), s.t);
+    if (hu !== undefined) setOut(state.humidity, s.d, this.rules.some((r) => r.field === 'hu' && outOfRange(r, hu)), s.t);
+  }
+
+  private applyPosition(s: Sample, lat: number, lng: number): void {
+    const state = this.state;
+    const accuracy = s.acc ?? 0;
+    const before = state.inside[s.d] ?? [];
+    const after: string[] = [];
+    for (const { place, distanceMeters } of this.options.places.candidates(lat, lng, accuracy)) {
+      const wasInside = before.includes(place.id);
+      if (distanceMeters + accuracy <= place.radiusMeters) after.push(place.id);
+      else if (wasInside && !(distanceMeters - accuracy > place.radiusMeters * OUTSIDE_FACTOR)) after.push(place.id);
+    }
+    // A place that is not a candidate is one the position is definitively outside of.
+    if (after.length > 0) state.inside[s.d] = after;
+    else delete state.inside[s.d];
+    const changed = new Set<string>();
+    for (const id of before) if (!after.includes(id)) changed.add(id);
+    for (const id of after) if (!before.includes(id)) changed.add(id);
+    for (const poiId of changed) {
+      const inside = Object.values(state.inside).some((list) => list.includes(poiId));
+      const place = state.places[poiId] ?? { inside: false, arrivedAt: null, since: null };
+      if (place.inside === inside) continue;
+      place.inside = inside;
+      if (place.arrivedAt === null) place.since = inside ? s.t : null;
+      else place.since = inside ? null : s.t;
+      if (!place.inside && place.arrivedAt === null && place.since === null) delete state.places[poiId];
+      else state.places[poiId] = place;
+    }
+  }
+}
+
+export function visitKey(poiId: string, arrivedAt: number): string {
+  return `${poiId}/${iso(arrivedAt)}`;
+}

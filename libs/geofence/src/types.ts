@@ -1,0 +1,156 @@
+/** A timestamp as the service has it: RFC 3339 text, a Date, or epoch milliseconds. */
+export type Instant = string | Date | number;
+
+export type ShipmentStatus = 'Planned' | 'InTransit' | 'Delivered' | 'Completed' | 'Cancelled';
+
+export type AlertKind =
+  | 'TemperatureHigh'
+  | 'TemperatureLow'
+  | 'HumidityHigh'
+  | 'HumidityLow'
+  | 'Shock'
+  | 'Light'
+  | 'BatteryLow'
+  | 'SignalLoss';
+
+/** A shipment's `conditions` (API.md), every part optional. */
+export interface Conditions {
+  temperature?: { minC?: number | null; maxC?: number | null; minDurationSeconds?: number | null } | null;
+  humidity?: { minPercent?: number | null; maxPercent?: number | null; minDurationSeconds?: number | null } | null;
+  shock?: { maxG?: number | null } | null;
+  light?: { maxLux?: number | null } | null;
+  battery?: { minPercent?: number | null } | null;
+  signalLoss?: { maxSilenceSeconds?: number | null } | null;
+}
+
+/** One reading of a device assigned to the shipment (fields the evaluation does not use may be present). */
+export interface GeofenceReading {
+  deviceId: string;
+  recordedAt: Instant;
+  receivedAt: Instant;
+  location?: { lat: number; lng: number; accuracyMeters?: number | null } | null;
+  temperatureC?: number | null;
+  humidityPercent?: number | null;
+  shockG?: number | null;
+  lightLux?: number | null;
+  batteryPercent?: number | null;
+}
+
+/** A visit was found: the shipment stayed inside the place for its dwell time from `arrivedAt`. */
+export interface ArrivedChange {
+  type: 'arrived';
+  /** Stable identity of the visit: `<poiId>/<arrivedAt>`. */
+  key: string;
+  poiId: string;
+  arrivedAt: string;
+}
+
+/** A visit ended: the shipment stayed outside for the dwell time from `departedAt`. */
+export interface DepartedChange {
+  type: 'departed';
+  key: string;
+  poiId: string;
+  arrivedAt: string;
+  departedAt: string;
+}
+
+export interface AlertOpenedChange {
+  type: 'alertOpened';
+  /** Stable identity of the alert: `<kind>/<deviceId or "shipment">/<startedAt>`. */
+  key: string;
+  kind: AlertKind;
+  deviceId: string | null;
+  startedAt: string;
+  threshold: number;
+  peakValue: number | null;
+}
+
+/** The peak of an open alert moved (a record update, not an event). */
+export interface AlertPeakChange {
+  type: 'alertPeak';
+  key: string;
+  peakValue: number;
+}
+
+export interface AlertClosedChange {
+  type: 'alertClosed';
+  key: string;
+  kind: AlertKind;
+  deviceId: string | null;
+  endedAt: string;
+  peakValue: number | null;
+}
+
+export type GeofenceChange = ArrivedChange | DepartedChange | AlertOpenedChange | AlertPeakChange | AlertClosedChange;
+
+export interface Excursions {
+  temperatureSeconds: number;
+  humiditySeconds: number;
+}
+
+/** A reading as the state retains it until it is final: short keys, absent measurements left out. */
+export interface Sample {
+  t: number;
+  d: string;
+  lat?: number;
+  lng?: number;
+  acc?: number;
+  tc?: number;
+  hu?: number;
+  sh?: number;
+  lx?: number;
+  bt?: number;
+}
+
+export interface PlaceTrack {
+  /** The shipment is inside (some device is inside). */
+  inside: boolean;
+  /** The open visit's arrival, or null when no visit is open. */
+  arrivedAt: number | null;
+  /** With no open visit: when the shipment went inside; with one: when it went outside. Null: none pending. */
+  since: number | null;
+}
+
+export interface AlertTrack {
+  kind: AlertKind;
+  deviceId: string;
+  open: boolean;
+  startedAt: number;
+  peak: number;
+}
+
+export interface ExcursionTrack {
+  totalMs: number;
+  /** Devices out of range now. */
+  out: string[];
+  /** Since when at least one device is out of range, or null. */
+  since: number | null;
+}
+
+/**
+ * Everything the evaluation keeps for one shipment between two evaluations, JSON-serialisable (plain
+ * numbers, strings, arrays and objects). Times are epoch milliseconds. See docs/geofence-evaluation.md.
+ */
+export interface GeofenceState {
+  v: 1;
+  /** Readings recorded before this are ignored; everything before it is final and folded below. */
+  horizon: number | null;
+  /** The newest `recordedAt` accepted. */
+  watermark: number | null;
+  /** The event time the folded state has reached. */
+  clock: number | null;
+  /** The newest `receivedAt` of any reading given, accepted or not (for SignalLoss and settling). */
+  lastReceivedAt: number | null;
+  /** Accepted readings not yet final (recordedAt >= horizon), in (recordedAt, deviceId) order. */
+  pending: Sample[];
+  /** Per device: the places it is inside of. */
+  inside: Record<string, string[]>;
+  /** Per place with something going on (inside, open visit or pending change). */
+  places: Record<string, PlaceTrack>;
+  /** Per `<deviceId>/<kind>`: an excursion waiting for its minimum duration, or an open alert. */
+  alerts: Record<string, AlertTrack>;
+  temperature: ExcursionTrack;
+  humidity: ExcursionTrack;
+  /** The open SignalLoss alert's start, or null. */
+  signalLoss: number | null;
+}

@@ -1,0 +1,26 @@
+import { Account } from './account.js';
+import { Transport, type TrackingClientOptions } from './transport.js';
+
+/**
+ * The Tracking API client. One per application credentials: it holds the access token that all its calls
+ * share (one token request, however many calls start at once), refreshed after 23 of its 24 hours or
+ * when the API refuses it; it retries what is safe to retry with backoff and `Retry-After`, and gives
+ * every POST an `Idempotency-Key`.
+ *
+ * ```ts
+ * const client = new TrackingClient({ baseUrl, tenantId, applicationId, applicationSecret });
+ * const shipment = await client.account(accountId).shipments.create({ name: 'Rotterdam to Lyon' });
+ * ```
+ */
+export class TrackingClient {
+  private readonly transport: Transport;
+
+  constructor(options: TrackingClientOptions) {
+    this.transport = new Transport(options);
+  }
+
+  /** The resource groups of one account (shipments, sets, items, devices, ...). Cheap: no request. */
+  account(accountId: string): Account {
+    return new Account(this.transport, accountId);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './address-policy.js';
+export * from './url-policy.js';
+export * from './secret.js';

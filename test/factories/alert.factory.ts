@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { type Alert, AlertKind } from '@tracking/contracts';
+import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/alerts/evaluation-store.js';
+import type { TestTenant } from './identity.factory.js';
+import type { TestStack } from '../support/stack.js';
+
+/**
+ * The evaluation's store of an OMS replica of the stack: what the evaluation of readings calls, and what
+ * tests call until it exists (and to put a shipment in a known state without readings).
+ */
+export function evaluationStore(stack: TestStack, replica = 0): EvaluationStore {
+  const oms = stack.oms[replica];
+  if (!oms) throw new Error(`the stack has no OMS replica ${replica}`);
+  return oms.get(EvaluationStore, { strict: false });
+}
+
+/** Runs `work` on the shipment's outcomes; fails when the store refuses (no such shipment, or closed). */
+export async function withOutcomes<T>(
+  stack: TestStack,
+  tenant: TestTenant,
+  shipmentId: string,
+  work: (outcomes: ShipmentOutcomes) => Promise<T>,
+  options: { account?: number; replica?: number } = {},
+): Promise<T> {
+  const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[options.account ?? 0]!, shipmentId };
+  const answer = await evaluationStore(stack, options.replica).forShipment(scope, work);
+  if (answer === null) throw new Error(`the evaluation store refused shipment ${shipmentId}`);
+  return answer.result;
+}
+
+let minute = 0;
+
+/** An open alert of the shipment (by default TemperatureHigh of a new device, at a new startedAt), through the store. */
+export async function openAlert(
+  stack: TestStack,
+  tenant: TestTenant,
+  shipmentId: string,
+  overrides: { account?: number; deviceId?: string | null; kind?: AlertKind; startedAt?: Date; threshold?: number; peakValue?: number | null } = {},
+): Promise<Alert> {
+  const { alert, opened } = await withOutcomes(
+    stack,
+    tenant,
+    shipmentId,
+    (outcomes) =>
+      outcomes.openAlert({
+        deviceId: overrides.deviceId === undefined ? randomUUID() : overrides.deviceId,
+        kind: overrides.kind ?? AlertKind.TemperatureHigh,
+        startedAt: overrides.startedAt ?? new Date(Date.UTC(2026, 0, 1) + ++minute * 60000),
+        threshold: overrides.threshold ?? 8,
+        peakValue: overrides.peakValue ?? 9,
+      }),
+    { account: overrides.account },
+  );
+  if (!opened) throw new Error(`an alert of that device and kind was already open on shipment ${shipmentId}`);
+  return alert;
+}
