@@ -11,6 +11,7 @@ import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../s
 import { connectOms } from '../support/oms-database.js';
 import { describePaging } from '../support/paging-behaviour.js';
 import { TestStack } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
 
 /*
  * Alerts: what clients read and acknowledge (GET /alerts, GET /alerts/{id}, POST /alerts/{id}/acknowledge),
@@ -19,20 +20,8 @@ import { TestStack } from '../support/stack.js';
  * replicas, replays, peaks, closes and their events, and closing shipments closing their alerts.
  */
 
-const DEADLINE_MS = 15000;
 const T0 = Date.UTC(2026, 2, 1, 8, 0, 0);
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  let value = await read();
-  while (!done(value)) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${DEADLINE_MS} ms; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await read();
-  }
-  return value;
-}
 
 describe('alerts', () => {
   let stack: TestStack;

@@ -14,6 +14,7 @@ import { killServices, spawnService } from '../support/processes.js';
 import { streamMessages } from '../support/jetstream.js';
 import { connectOms } from '../support/oms-database.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
 
 /*
  * The events backbone: the outbox a change writes its events into, the relay that publishes them on
@@ -22,20 +23,7 @@ import { type HttpResult, TestStack } from '../support/stack.js';
  * event-emission.spec.ts's subject.
  */
 
-const DEADLINE_MS = 15000;
-
 /** Polls `read` until `done` holds for its value, or fails after the deadline with the last value. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  let value = await read();
-  while (!done(value)) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${DEADLINE_MS} ms; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await read();
-  }
-  return value;
-}
-
 /** Writes events into a service database's outbox in one transaction; `rollback` makes it roll back instead. */
 async function writeEvents(client: pg.Client, records: EventRecord[], rollback = false): Promise<string[]> {
   await client.query('BEGIN');

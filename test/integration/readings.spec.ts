@@ -592,6 +592,7 @@ describe('readings', () => {
           tenantId: tenant.tenantId,
           accountId: tenant.accountIds[0],
           deviceId: device.id,
+          shipmentId: null,
           readings: stored.filter((reading) => reading.deviceId === device.id).sort((x, y) => String(x.recordedAt).localeCompare(String(y.recordedAt))),
         });
       }

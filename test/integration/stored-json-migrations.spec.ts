@@ -83,6 +83,21 @@ const shipmentTracking: StoredJsonCase<ShipmentEntity> = {
   },
 };
 
+/** The shipment's lastPosition of AddShipmentLastPosition, on rows stored before it. */
+const shipmentLastPosition: StoredJsonCase<ShipmentEntity> = {
+  ...shipments,
+  migration: 'AddShipmentLastPosition1763800021000',
+  undone: async (dataSource) => {
+    const rows = (await dataSource.query('SELECT api_json FROM shipments')) as { api_json: string }[];
+    expect(rows).toHaveLength(shipments.rows.length);
+    for (const row of rows) expect(Object.keys(JSON.parse(row.api_json)).at(-1)).toBe('excursions');
+    const columns = (await dataSource.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'shipments' AND column_name LIKE 'last_position%'`,
+    )) as unknown[];
+    expect(columns).toEqual([]);
+  },
+};
+
 const devices: StoredJsonCase<DeviceEntity> = {
   service: 'dms',
   migrations: dmsMigrations,
@@ -118,7 +133,7 @@ const devices: StoredJsonCase<DeviceEntity> = {
   toApi: toDevice,
 };
 
-describe.each([shipments, shipmentTracking, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
+describe.each([shipments, shipmentTracking, shipmentLastPosition, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
   const prefix = `${inject('runId')}_stored_json_${process.pid}_${subject.service}_`;
   const url = databaseUrl(`${prefix}db`);
   const open: DataSource[] = [];

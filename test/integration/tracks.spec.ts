@@ -6,6 +6,7 @@ import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { eventually } from '../support/eventually.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 
@@ -119,6 +120,75 @@ describe('shipment tracks', () => {
       { shipment_id: a.shipment.id, open: false },
       { shipment_id: b.shipment.id, open: false },
     ]);
+  });
+
+  describe("the shipment's lastPosition", () => {
+    const shipmentOf = async (id: string) => {
+      const response = await stack.request('GET', `${base}/shipments/${id}`, { token: tenant.token });
+      expect(response.status, response.text).toBe(200);
+      return response;
+    };
+    const lastPosition = async (id: string) => (await shipmentOf(id)).body.lastPosition as Point | null;
+    const at = (t: number) => new Date(t).toISOString();
+
+    it('is the newest located reading of its devices while assigned, whatever order they arrive in; a late older one never moves it back', async () => {
+      const { shipment, set } = await shipmentWithSet();
+      const [one, two] = [await newDevice(), await newDevice()];
+      expect(await lastPosition(shipment.id)).toBeNull();
+      const before = await shipmentOf(shipment.id);
+      await assign(set, one);
+      const start = await assign(set, two);
+      const t = [start + 10, start + 20, start + 30, start + 40];
+      await clockPast(t[3]!);
+      await send(one, [t[1]!], () => ({ lat: 10, lng: 20 }));
+      const newest = { recordedAt: at(t[1]!), lat: 10, lng: 20, accuracyMeters: 5, deviceId: one.id };
+      expect(await eventually(() => lastPosition(shipment.id), (p) => p !== null, 'the first position')).toEqual(newest);
+
+      // Older, from the other device and late: no move. A reading without a location: no move.
+      await send(two, [t[0]!], () => ({ lat: 1, lng: 2 }));
+      const readings = [{ deviceId: two.id, recordedAt: at(t[2]!), temperatureC: 4 }];
+      expect((await stack.request('POST', `${base}/readings`, { token: tenant.token, body: { readings } })).status).toBe(200);
+      // A marker shipment proves the consumer has handled what came before (the stream is in order).
+      const marker = await shipmentWithSet();
+      const markerDevice = await newDevice();
+      const markerStart = await assign(marker.set, markerDevice);
+      await send(markerDevice, [markerStart + 1]);
+      await eventually(() => lastPosition(marker.shipment.id), (p) => p !== null, 'the marker');
+      expect(await lastPosition(shipment.id)).toEqual(newest);
+
+      // Newer from the other device: it moves; derived, so neither updatedAt nor the ETag changes.
+      await send(two, [t[3]!], () => ({ lat: 30, lng: 40 }));
+      const moved = { recordedAt: at(t[3]!), lat: 30, lng: 40, accuracyMeters: 5, deviceId: two.id };
+      expect(await eventually(() => lastPosition(shipment.id), (p) => p?.deviceId === two.id, 'the move')).toEqual(moved);
+      const after = await shipmentOf(shipment.id);
+      expect(after.body.updatedAt).toBe(before.body.updatedAt);
+      expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
+      // The list shows the same (its stored JSON).
+      const list = await stack.request('GET', `${base}/shipments?limit=100`, { token: tenant.token });
+      expect(list.body.items.find((item: Shipment) => item.id === shipment.id).lastPosition).toEqual(moved);
+    });
+
+    it('comes only from readings recorded while assigned: those before the link and after the release reach no shipment', async () => {
+      const a = await shipmentWithSet();
+      const b = await shipmentWithSet();
+      const device = await newDevice();
+      const early = Date.now() - 60_000;
+      const startA = await assign(a.set, device);
+      await clockPast(startA + 1);
+      await unassign(a.set, device);
+      const startB = await assign(b.set, device);
+      // One batch: before any link (no shipment), in A's period, in B's period.
+      const readings = [
+        { deviceId: device.id, recordedAt: at(early), location: { lat: 1, lng: 1 } },
+        { deviceId: device.id, recordedAt: at(startA + 1), location: { lat: 2, lng: 2 } },
+        { deviceId: device.id, recordedAt: at(startB + 1), location: { lat: 3, lng: 3 } },
+      ];
+      expect((await stack.request('POST', `${base}/readings`, { token: tenant.token, body: { readings } })).body.accepted).toBe(3);
+      const inA = await eventually(() => lastPosition(a.shipment.id), (p) => p !== null, 'A');
+      const inB = await eventually(() => lastPosition(b.shipment.id), (p) => p !== null, 'B');
+      expect(inA).toEqual({ recordedAt: at(startA + 1), lat: 2, lng: 2, accuracyMeters: null, deviceId: device.id });
+      expect(inB).toEqual({ recordedAt: at(startB + 1), lat: 3, lng: 3, accuracyMeters: null, deviceId: device.id });
+    });
   });
 
   it('keeps one period when a device moves to another set of the same shipment, and records bulk assignments', async () => {

@@ -9,26 +9,15 @@ import { createShipment, createShipmentIn } from '../factories/shipment.factory.
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { connectOms } from '../support/oms-database.js';
 import { TestStack } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
 
 /*
  * Visits: `GET /shipments/{id}/visits`, and the store the evaluation of readings records arrivals and
  * departures with (`ShipmentOutcomes.recordArrival` / `recordDeparture`), each once with its event.
  */
 
-const DEADLINE_MS = 15000;
 const T0 = Date.UTC(2026, 4, 1, 6, 0, 0);
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  let value = await read();
-  while (!done(value)) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${DEADLINE_MS} ms; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await read();
-  }
-  return value;
-}
 
 describe('visits', () => {
   let stack: TestStack;

@@ -19,8 +19,6 @@ export const dmsConfigSchema = {
   READINGS_PARTITIONS_AHEAD_DAYS: env.int({ default: 3, min: 1, max: 60 }),
   /** How often each DMS replica creates partitions ahead and drops those past the retention. */
   READINGS_MAINTENANCE_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
-  /** How long the readings stream keeps a batch: the longest a consumer of readings may be down without losing any. */
-  READINGS_STREAM_MAX_AGE_HOURS: env.int({ default: 24, min: 1, max: 8760 }),
   CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
 };
 

@@ -10,6 +10,7 @@ import { EventRetentionModule, EventsModule } from './events/events.module.js';
 import { ItemsModule } from './items/items.module.js';
 import { OmsCoreModule } from './oms-core.module.js';
 import { OperationsModule, OperationWorkerModule } from './operations/operations.module.js';
+import { PositionsModule } from './positions/positions.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { SetsModule } from './sets/sets.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
@@ -33,6 +34,7 @@ export class OmsModule {
         EventsModule,
         WebhooksModule,
         AlertsModule,
+        PositionsModule,
       ],
       controllers: [PingHandler],
     };

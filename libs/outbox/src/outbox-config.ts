@@ -8,6 +8,8 @@ export const outboxConfigSchema = {
   OUTBOX_POLL_INTERVAL_MS: env.int({ default: 1000, min: 10, max: 60000 }),
   /** How long the events stream keeps an event: the longest a consumer (feed, webhooks) may be down without losing any. */
   EVENTS_STREAM_MAX_AGE_HOURS: env.int({ default: 168, min: 1, max: 8760 }),
+  /** How long the readings stream keeps a batch: the longest its consumers (the OMS's positions) may be down without losing any. */
+  READINGS_STREAM_MAX_AGE_HOURS: env.int({ default: 24, min: 1, max: 8760 }),
   /** How long JetStream remembers an event id to drop a republished duplicate. */
   EVENTS_STREAM_DUPLICATE_WINDOW_MS: env.int({ default: 600000, min: 1000, max: 86400000 }),
   /** Copies of each stream in a JetStream cluster. */

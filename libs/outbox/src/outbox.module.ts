@@ -1,6 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EventSubjects, jetStreamName } from '@tracking/contracts';
+import { EventSubjects, jetStreamName, ReadingSubjects } from '@tracking/contracts';
 import type { ConfigOf, Logger } from '@tracking/core';
 import { connectNats, type NatsConfig } from '@tracking/messaging';
 import type { Registry } from 'prom-client';
@@ -31,6 +31,20 @@ export function eventsStreamSettings(config: OutboxConfig): StreamSettings {
     name: jetStreamName(config.NATS_SUBJECT_PREFIX, 'EVENTS'),
     subjects: [EventSubjects.all(config.NATS_SUBJECT_PREFIX)],
     maxAgeMs: config.EVENTS_STREAM_MAX_AGE_HOURS * 3600_000,
+    duplicateWindowMs: config.EVENTS_STREAM_DUPLICATE_WINDOW_MS,
+    replicas: config.JETSTREAM_REPLICAS,
+  };
+}
+
+/**
+ * The readings stream's settings (`<PREFIX>READINGS`, every `<prefix>readings.>` subject): the DMS
+ * publishes on it, the OMS consumes it; both make sure of it with these settings.
+ */
+export function readingsStreamSettings(config: OutboxConfig): StreamSettings {
+  return {
+    name: jetStreamName(config.NATS_SUBJECT_PREFIX, 'READINGS'),
+    subjects: [ReadingSubjects.all(config.NATS_SUBJECT_PREFIX)],
+    maxAgeMs: config.READINGS_STREAM_MAX_AGE_HOURS * 3600_000,
     duplicateWindowMs: config.EVENTS_STREAM_DUPLICATE_WINDOW_MS,
     replicas: config.JETSTREAM_REPLICAS,
   };

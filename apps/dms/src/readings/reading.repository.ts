@@ -3,6 +3,14 @@ import { type AccountScope, type PageMetadata, type PageRequest, READING_VALUES,
 import { CursorCodec, cursorBinding } from '@tracking/paging';
 import { DataSource, type EntityManager } from 'typeorm';
 
+/** A device's time on a shipment, half-open: [assignedAt, releasedAt). */
+export interface AssignmentPeriod {
+  deviceId: string;
+  shipmentId: string;
+  assignedAt: number;
+  releasedAt: number | null;
+}
+
 /** One reading to store. */
 export interface ReadingRow {
   id: string;
@@ -40,6 +48,28 @@ export class ReadingRepository {
 
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(work);
+  }
+
+  /**
+   * The assignment periods of these devices that overlap [from, to]: which shipment each reading of the
+   * batch belongs to (its publication carries it). The devices are locked, so no period opens or closes
+   * until the batch commits. By `assignment_periods_device_idx`.
+   */
+  async periodsDuring(manager: EntityManager, deviceIds: string[], from: number, to: number): Promise<AssignmentPeriod[]> {
+    if (deviceIds.length === 0) return [];
+    const rows: { device_id: string; shipment_id: string; assigned_ms: string; released_ms: string | null }[] = await manager.query(
+      `SELECT device_id, shipment_id, (extract(epoch FROM assigned_at) * 1000)::bigint AS assigned_ms,
+              (extract(epoch FROM released_at) * 1000)::bigint AS released_ms
+         FROM assignment_periods
+        WHERE device_id = ANY($1::uuid[]) AND assigned_at <= $3::timestamptz AND (released_at IS NULL OR released_at > $2::timestamptz)`,
+      [deviceIds, new Date(from).toISOString(), new Date(to).toISOString()],
+    );
+    return rows.map((row) => ({
+      deviceId: row.device_id,
+      shipmentId: row.shipment_id,
+      assignedAt: Number(row.assigned_ms),
+      releasedAt: row.released_ms === null ? null : Number(row.released_ms),
+    }));
   }
 
   /** Stores the rows that are new; returns the keys (`deviceId|recordedAt`) of those it stored. */

@@ -1,21 +1,9 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetStreamName, ReadingSubjects } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
-import { ensureStream, JETSTREAM_CONNECTION, type StreamSettings } from '@tracking/outbox';
+import { ensureStream, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
 import type { DmsConfig } from '../config.js';
 import { DMS_CONFIG, DMS_LOGGER } from '../tokens.js';
-
-/** The readings stream's settings: `<PREFIX>READINGS`, every `<prefix>readings.>` subject. */
-export function readingsStreamSettings(config: DmsConfig): StreamSettings {
-  return {
-    name: jetStreamName(config.NATS_SUBJECT_PREFIX, 'READINGS'),
-    subjects: [ReadingSubjects.all(config.NATS_SUBJECT_PREFIX)],
-    maxAgeMs: config.READINGS_STREAM_MAX_AGE_HOURS * 3600_000,
-    duplicateWindowMs: config.EVENTS_STREAM_DUPLICATE_WINDOW_MS,
-    replicas: config.JETSTREAM_REPLICAS,
-  };
-}
 
 /**
  * Creates (or updates) the readings stream at start, trying again every few seconds until it is there:

@@ -14,7 +14,7 @@ import {
 import { DomainError } from '@tracking/core';
 import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
 import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
-import { ReadingRepository, type ReadingRow, readingJson, readingKey } from './reading.repository.js';
+import { type AssignmentPeriod, ReadingRepository, type ReadingRow, readingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
 
@@ -99,7 +99,8 @@ export class ReadingsService {
       const accepted = rows.filter((row) => stored.has(readingKey(row.deviceId, row.recordedAt)));
       await this.devices.moveLastKnown(manager, lastKnown(accepted));
       // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
-      await writeOutbox(manager, publications(request, accepted, receivedAt));
+      const periods = accepted.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(accepted.map((row) => row.deviceId))], ...timeRange(accepted));
+      await writeOutbox(manager, publications(request, accepted, periods, receivedAt));
       return { accepted: accepted.length, duplicates };
     });
     rejected.sort((a, b) => a.index - b.index);
@@ -161,19 +162,28 @@ function sameValues(a: (number | null)[] | undefined, b: (number | null)[]): boo
 export const MAX_PUBLICATION_BYTES = 512 * 1024;
 
 /** The outbox messages of a chunk's stored readings: one per device (more for a very large share), in recordedAt order. */
-function publications(scope: IngestReadingsRequest, rows: ReadingRow[], receivedAt: Date): OutboxMessage[] {
-  const byDevice = new Map<string, ReadingRow[]>();
+/**
+ * The batch's publications: per device and per shipment the device was on when the readings were recorded
+ * (null: none), in recordedAt order, split so that no message outgrows MAX_PUBLICATION_BYTES.
+ */
+function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date): OutboxMessage[] {
+  const periodsOf = new Map<string, AssignmentPeriod[]>();
+  for (const period of periods) periodsOf.set(period.deviceId, [...(periodsOf.get(period.deviceId) ?? []), period]);
+  const groups = new Map<string, { deviceId: string; shipmentId: string | null; rows: ReadingRow[] }>();
   for (const row of rows) {
-    const list = byDevice.get(row.deviceId);
-    if (list) list.push(row);
-    else byDevice.set(row.deviceId, [row]);
+    const shipmentId = shipmentAt(periodsOf.get(row.deviceId) ?? [], row.recordedAt);
+    const key = `${row.deviceId}|${shipmentId ?? ''}`;
+    const group = groups.get(key);
+    if (group) group.rows.push(row);
+    else groups.set(key, { deviceId: row.deviceId, shipmentId, rows: [row] });
   }
   const messages: OutboxMessage[] = [];
-  const ids: string[] = [];
   const received = JSON.stringify(receivedAt.toISOString());
-  for (const [deviceId, list] of byDevice) {
+  for (const { deviceId, shipmentId, rows: list } of groups.values()) {
     list.sort((a, b) => a.recordedAt - b.recordedAt);
-    const head = `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"deviceId":${JSON.stringify(deviceId)},"readings":[`;
+    const head =
+      `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"deviceId":${JSON.stringify(deviceId)},` +
+      `"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
     const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, deviceId);
     let parts: string[] = [];
     let size = 0;
@@ -190,9 +200,27 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], received
     }
     flush();
   }
-  ids.push(...uuidV7s(messages.length));
+  const ids = uuidV7s(messages.length);
   messages.forEach((message, index) => (message.id = ids[index] ?? ''));
   return messages;
+}
+
+/** The shipment a device was on at `at`, from its periods (half-open), or null. */
+function shipmentAt(periods: AssignmentPeriod[], at: number): string | null {
+  for (const period of periods) {
+    if (period.assignedAt <= at && (period.releasedAt === null || at < period.releasedAt)) return period.shipmentId;
+  }
+  return null;
+}
+
+function timeRange(rows: ReadingRow[]): [number, number] {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const row of rows) {
+    if (row.recordedAt < from) from = row.recordedAt;
+    if (row.recordedAt > to) to = row.recordedAt;
+  }
+  return [from, to];
 }
 
 /** Per device, the newest stored reading overall, with a location, and with a battery level. */

@@ -1,51 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-/**
- * The JSON of `shipments_api_json()`, one field per line, in the order of `toShipment`. `since` marks the
- * fields this migration adds: its `down` writes the function again without them. A later field is one
- * more line here (and in `toShipment`); nothing else of this file changes.
- */
-const SHIPMENT_JSON_FIELDS: { sql: string; since?: 'CreateAlertsAndVisits' }[] = [
-  { sql: `'{"id":"' || NEW.id || '"'` },
-  { sql: `',"name":' || api_json_string(NEW.name)` },
-  { sql: `',"reference":' || api_json_string(NEW.reference)` },
-  { sql: `',"status":' || api_json_string(NEW.status)` },
-  { sql: `',"mode":' || api_json_string(NEW.mode)` },
-  { sql: `',"carrier":' || api_json_string(NEW.carrier)` },
-  { sql: `',"originId":' || api_json_string(NEW.origin_id::text)` },
-  { sql: `',"destinationId":' || api_json_string(NEW.destination_id::text)` },
-  { sql: `',"plannedDepartureAt":' || api_json_date_time(NEW.planned_departure_at)` },
-  { sql: `',"plannedArrivalAt":' || api_json_date_time(NEW.planned_arrival_at)` },
-  { sql: `',"departedAt":' || api_json_date_time(NEW.departed_at)` },
-  { sql: `',"deliveredAt":' || api_json_date_time(NEW.delivered_at)` },
-  { sql: `',"completedAt":' || api_json_date_time(NEW.completed_at)` },
-  { sql: `',"cancelledAt":' || api_json_date_time(NEW.cancelled_at)` },
-  { sql: `',"tags":' || array_to_json(NEW.tags)::text` },
-  { sql: `',"metadata":' || NEW.metadata::text` },
-  { sql: `',"createdAt":' || api_json_date_time(NEW.created_at)` },
-  { sql: `',"updatedAt":' || api_json_date_time(NEW.updated_at)` },
-  { sql: `',"autoTransitions":' || CASE WHEN NEW.auto_transitions THEN 'true' ELSE 'false' END`, since: 'CreateAlertsAndVisits' },
-  { sql: `',"conditions":' || coalesce(NEW.conditions::text, 'null')`, since: 'CreateAlertsAndVisits' },
-  {
-    // Milliseconds stored, seconds shown: 12500 -> 12.5, 0 -> 0 (as JavaScript's ms / 1000 writes them).
-    sql:
-      `',"excursions":{"temperatureSeconds":' || trim_scale(NEW.excursion_temperature_ms / 1000.0)::text || ` +
-      `',"humiditySeconds":' || trim_scale(NEW.excursion_humidity_ms / 1000.0)::text || '}'`,
-    since: 'CreateAlertsAndVisits',
-  },
-  { sql: `'}'` },
-];
-
-function shipmentJsonFunction(fields: readonly { sql: string }[]): string {
-  return `
-    CREATE OR REPLACE FUNCTION shipments_api_json() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      NEW.api_json :=
-        ${fields.map((field) => field.sql).join(' ||\n        ')};
-      RETURN NEW;
-    END
-    $$`;
-}
+import { shipmentJsonFunction } from './shipment-json.js';
 
 /**
  * What the evaluation of readings produces and clients read (docs/alerts-and-visits.md): a place's
@@ -70,7 +24,7 @@ export class CreateAlertsAndVisits1763800020000 implements MigrationInterface {
         ADD COLUMN excursion_humidity_ms bigint NOT NULL DEFAULT 0,
         ADD CONSTRAINT shipments_conditions_check CHECK (jsonb_typeof(conditions) = 'object'),
         ADD CONSTRAINT shipments_excursions_check CHECK (excursion_temperature_ms >= 0 AND excursion_humidity_ms >= 0)`);
-    await queryRunner.query(shipmentJsonFunction(SHIPMENT_JSON_FIELDS));
+    await queryRunner.query(shipmentJsonFunction('CreateAlertsAndVisits'));
     // Rewrites every row's text through the trigger.
     await queryRunner.query('UPDATE shipments SET api_json = NULL');
 
@@ -152,7 +106,7 @@ export class CreateAlertsAndVisits1763800020000 implements MigrationInterface {
     await queryRunner.query('DROP TABLE visits');
     await queryRunner.query('DROP TABLE alerts');
     await queryRunner.query('DROP TABLE shipment_excursions');
-    await queryRunner.query(shipmentJsonFunction(SHIPMENT_JSON_FIELDS.filter((field) => field.since !== 'CreateAlertsAndVisits')));
+    await queryRunner.query(shipmentJsonFunction(undefined));
     await queryRunner.query(`
       ALTER TABLE shipments
         DROP CONSTRAINT shipments_excursions_check,

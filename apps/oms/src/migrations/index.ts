@@ -9,9 +9,10 @@ import { IndexOperationLimits1763800006400 } from './1763800006400-index-operati
 import { CreateOutbox1763800010000 } from './1763800010000-create-outbox.js';
 import { CreateEvents1763800011000 } from './1763800011000-create-events.js';
 import { CreateWebhooks1763800012000 } from './1763800012000-create-webhooks.js';
-import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alerts-and-visits.js';
-
 import { IndexPendingDeliveries1763800013500 } from './1763800013500-index-pending-deliveries.js';
+import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alerts-and-visits.js';
+import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipment-last-position.js';
+
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
   CreateShipments1763800000000,
@@ -27,4 +28,5 @@ export const omsMigrations = [
   CreateWebhooks1763800012000,
   IndexPendingDeliveries1763800013500,
   CreateAlertsAndVisits1763800020000,
+  AddShipmentLastPosition1763800021000,
 ];

@@ -75,4 +75,23 @@ export class ShipmentEntity extends VersionedRecord {
 
   @Column({ name: 'excursion_humidity_ms', type: 'bigint', update: false, transformer: { to: (value: number) => value, from: (value: string) => Number(value) } })
   excursionHumidityMs: number;
+
+  /**
+   * The newest located reading the shipment's devices recorded while assigned to it, written only by
+   * `ShipmentRepository.moveLastPositions` (never inserted or saved here, so a PATCH cannot move it back).
+   */
+  @Column({ name: 'last_position_lat', type: 'float8', nullable: true, insert: false, update: false })
+  lastPositionLat?: number | null;
+
+  @Column({ name: 'last_position_lng', type: 'float8', nullable: true, insert: false, update: false })
+  lastPositionLng?: number | null;
+
+  @Column({ name: 'last_position_accuracy_meters', type: 'float8', nullable: true, insert: false, update: false })
+  lastPositionAccuracyMeters?: number | null;
+
+  @Column({ name: 'last_position_recorded_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  lastPositionRecordedAt?: Date | null;
+
+  @Column({ name: 'last_position_device_id', type: 'uuid', nullable: true, insert: false, update: false })
+  lastPositionDeviceId?: string | null;
 }

@@ -31,6 +31,17 @@ export interface LockedSet {
  * Every statement on the `shipments` table, including those that sets, items, assignments, points of
  * interest and bulk operations make: one place to read for which locks a shipment takes and in which order.
  */
+/** A located reading of a shipment's device while assigned: a candidate for the shipment's `lastPosition`. */
+export interface LastPosition {
+  shipmentId: string;
+  deviceId: string;
+  lat: number;
+  lng: number;
+  accuracyMeters: number | null;
+  /** Epoch ms. */
+  recordedAt: number;
+}
+
 @Injectable()
 export class ShipmentRepository {
   constructor(
@@ -202,9 +213,48 @@ export class ShipmentRepository {
     await manager.query(`UPDATE shipments SET ${column} = ${column} + $2 WHERE id = $1`, [shipmentId, ms]);
   }
 
+  /**
+   * Moves each shipment's last position forward: only a position recorded later than the one it holds (ties
+   * by device id), so the result is the same whatever order the readings arrive in and however often a
+   * batch is handled again. In one statement, in id order (concurrent consumers cannot deadlock). Changes
+   * neither `updated_at` nor the version, and emits no event: the position is derived from readings.
+   */
+  async moveLastPositions(positions: LastPosition[]): Promise<void> {
+    if (positions.length === 0) return;
+    const sorted = [...positions].sort((a, b) => (a.shipmentId < b.shipmentId ? -1 : a.shipmentId > b.shipmentId ? 1 : 0));
+    await this.shipments.manager.query(
+      `UPDATE shipments AS s SET
+          last_position_lat = u.lat, last_position_lng = u.lng, last_position_accuracy_meters = u.accuracy_meters,
+          last_position_recorded_at = u.recorded_at, last_position_device_id = u.device_id
+         FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::float8[], $5::timestamptz[], $6::uuid[])
+           AS u (id, lat, lng, accuracy_meters, recorded_at, device_id)
+        WHERE s.id = u.id
+          AND (s.last_position_recorded_at IS NULL OR (u.recorded_at, u.device_id) > (s.last_position_recorded_at, s.last_position_device_id))`,
+      [
+        sorted.map((p) => p.shipmentId),
+        sorted.map((p) => p.lat),
+        sorted.map((p) => p.lng),
+        sorted.map((p) => p.accuracyMeters),
+        sorted.map((p) => new Date(p.recordedAt).toISOString()),
+        sorted.map((p) => p.deviceId),
+      ],
+    );
+  }
+
   async save(manager: EntityManager, shipment: ShipmentEntity): Promise<void> {
-    // The excursion totals are `addExcursion`'s alone: a save never writes back a total it read earlier.
-    const { seq: _seq, excursionTemperatureMs: _temperature, excursionHumidityMs: _humidity, ...columns } = shipment;
+    // The excursion totals and the last position are derived (`addExcursion`, `moveLastPositions`): a save
+    // never writes back a value it read earlier.
+    const {
+      seq: _seq,
+      excursionTemperatureMs: _temperature,
+      excursionHumidityMs: _humidity,
+      lastPositionLat: _lat,
+      lastPositionLng: _lng,
+      lastPositionAccuracyMeters: _accuracy,
+      lastPositionRecordedAt: _recordedAt,
+      lastPositionDeviceId: _deviceId,
+      ...columns
+    } = shipment;
     await manager.update(ShipmentEntity, { id: shipment.id }, columns);
   }
 

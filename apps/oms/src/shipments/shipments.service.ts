@@ -288,5 +288,15 @@ export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
     autoTransitions: entity.autoTransitions,
     conditions: entity.conditions,
     excursions: { temperatureSeconds: entity.excursionTemperatureMs / 1000, humiditySeconds: entity.excursionHumidityMs / 1000 },
+    lastPosition:
+      entity.lastPositionRecordedAt && entity.lastPositionDeviceId && entity.lastPositionLat != null && entity.lastPositionLng != null
+        ? {
+            lat: entity.lastPositionLat,
+            lng: entity.lastPositionLng,
+            accuracyMeters: entity.lastPositionAccuracyMeters ?? null,
+            recordedAt: entity.lastPositionRecordedAt.toISOString(),
+            deviceId: entity.lastPositionDeviceId,
+          }
+        : null,
   };
 }

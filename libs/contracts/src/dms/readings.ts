@@ -109,13 +109,16 @@ export interface ReadingPage {
 }
 
 /**
- * What the DMS publishes on JetStream for each device of each accepted batch (one message per device
- * per chunk), on `<prefix>readings.<tenantId>.<accountId>.<deviceId>` in the stream `<PREFIX>READINGS`.
+ * What the DMS publishes on JetStream for each accepted batch: one message per device and per shipment the
+ * device was assigned to when the readings were recorded (split when large), readings in `recordedAt`
+ * order, on `<prefix>readings.<tenantId>.<accountId>.<deviceId>` in the stream `<PREFIX>READINGS`.
  */
 export interface ReadingsPublished {
   tenantId: string;
   accountId: string;
   deviceId: string;
+  /** The shipment the device was on when these readings were recorded; null: on none (no track, visit or alert). */
+  shipmentId: string | null;
   readings: Reading[];
 }
 

@@ -54,6 +54,17 @@ export interface Shipment {
   conditions: ShipmentConditions | null;
   /** Read-only, from the evaluation of readings: total event time out of range, in seconds (millisecond precision). */
   excursions: ShipmentExcursions;
+  /** Read-only: the newest located reading of its devices while assigned (docs/readings.md); null until one. */
+  lastPosition: ShipmentLastPosition | null;
+}
+
+/** Where a shipment was last seen: the newest located reading (by recordedAt) of its devices while assigned. */
+export interface ShipmentLastPosition {
+  lat: number;
+  lng: number;
+  accuracyMeters: number | null;
+  recordedAt: string;
+  deviceId: string;
 }
 
 /** A range of a measurement; out of range for `minDurationSeconds` of event time opens an alert. */

@@ -1015,6 +1015,26 @@ export interface components {
              */
             humiditySeconds: number;
         };
+        ShipmentLastPositionDto: {
+            /** @example 51.9225 */
+            lat: number;
+            /** @example 4.47917 */
+            lng: number;
+            /** @example 12 */
+            accuracyMeters: number | null;
+            /**
+             * Format: date-time
+             * @description The reading's recordedAt.
+             * @example 2025-11-22T08:30:00.000Z
+             */
+            recordedAt: string;
+            /**
+             * Format: uuid
+             * @description The device that recorded it.
+             * @example 0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a
+             */
+            deviceId: string;
+        };
         ShipmentDto: {
             /**
              * Format: uuid
@@ -1120,6 +1140,8 @@ export interface components {
             conditions: components["schemas"]["ShipmentConditionsDto"] | null;
             /** @description Read-only, from the evaluation of readings: total event time out of range, each excursion counted from its first out-of-range reading to the first reading back in range. Changes neither updatedAt nor the ETag. */
             excursions: components["schemas"]["ShipmentExcursionsDto"];
+            /** @description Read-only: the newest located reading (by recordedAt) of the devices while assigned to the shipment, within seconds of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag. */
+            lastPosition: components["schemas"]["ShipmentLastPositionDto"] | null;
         };
         PageMetadataDto: {
             /** @description Opaque; null on the last page. */

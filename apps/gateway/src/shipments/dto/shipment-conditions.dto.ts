@@ -136,3 +136,12 @@ export class ShipmentExcursionsDto {
   @ApiProperty({ type: Number, minimum: 0, example: 0, description: 'Seconds (millisecond precision) of event time out of the humidity range.' })
   humiditySeconds: number;
 }
+
+export class ShipmentLastPositionDto {
+  @ApiProperty({ type: Number, minimum: -90, maximum: 90, example: 51.9225 }) lat: number;
+  @ApiProperty({ type: Number, minimum: -180, maximum: 180, example: 4.47917 }) lng: number;
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 12 }) accuracyMeters: number | null;
+  @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T08:30:00.000Z', description: "The reading's recordedAt." }) recordedAt: string;
+  @ApiProperty({ type: String, format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a', description: 'The device that recorded it.' })
+  deviceId: string;
+}

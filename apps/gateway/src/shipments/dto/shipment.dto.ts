@@ -6,7 +6,7 @@ import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common
 import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.validator.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
 import { HasVisibleText } from '../../http/visible-text.validator.js';
-import { ShipmentConditionsDto, ShipmentExcursionsDto } from './shipment-conditions.dto.js';
+import { ShipmentConditionsDto, ShipmentExcursionsDto, ShipmentLastPositionDto } from './shipment-conditions.dto.js';
 
 const MAX_TAGS = 20;
 const EXAMPLE_TIME = '2025-11-22T08:30:00.000Z';
@@ -86,6 +86,14 @@ export class ShipmentDto {
       'out-of-range reading to the first reading back in range. Changes neither updatedAt nor the ETag.',
   })
   excursions: ShipmentExcursionsDto;
+  @ApiProperty({
+    type: ShipmentLastPositionDto,
+    nullable: true,
+    description:
+      'Read-only: the newest located reading (by recordedAt) of the devices while assigned to the shipment, within seconds ' +
+      'of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag.',
+  })
+  lastPosition: ShipmentLastPositionDto | null;
 }
 
 export class ShipmentPageDto {
