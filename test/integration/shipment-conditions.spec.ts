@@ -75,11 +75,16 @@ describe('shipment tracking fields', () => {
     expect(JSON.stringify(await listed(answer.id as string))).toBe(JSON.stringify(answer));
   }
 
-  it('defaults: autoTransitions false, no conditions, no excursions; the tracking fields come last', async () => {
+  it('defaults: autoTransitions false, no conditions, no excursions, no lastPosition; the tracking fields come last', async () => {
     const created = await post({ name: 'Bare' });
     expect(created.status, created.text).toBe(201);
-    expect(created.body).toMatchObject({ autoTransitions: false, conditions: null, excursions: { temperatureSeconds: 0, humiditySeconds: 0 } });
-    expect(Object.keys(created.body).slice(-3)).toEqual(['autoTransitions', 'conditions', 'excursions']);
+    expect(created.body).toMatchObject({
+      autoTransitions: false,
+      conditions: null,
+      excursions: { temperatureSeconds: 0, humiditySeconds: 0 },
+      lastPosition: null,
+    });
+    expect(Object.keys(created.body).slice(-4)).toEqual(['autoTransitions', 'conditions', 'excursions', 'lastPosition']);
     await expectSameEverywhere(created.body);
   });
 
@@ -109,12 +114,14 @@ describe('shipment tracking fields', () => {
     expect((await get(shipment.id)).body).toEqual(shipment);
   });
 
-  it('refuses a non-boolean autoTransitions and a client-sent excursions', async () => {
+  it('refuses a non-boolean autoTransitions and a client-sent excursions or lastPosition', async () => {
     expectInvalidParameter(await post({ name: 'x', autoTransitions: 'yes' }), 'autoTransitions', 'InvalidFormat');
     expectInvalidParameter(await post({ name: 'x', autoTransitions: null }), 'autoTransitions', 'InvalidFormat');
     expectInvalidParameter(await post({ name: 'x', excursions: { temperatureSeconds: 5, humiditySeconds: 0 } }), 'excursions', 'ReadOnly');
     const shipment = await createShipment(stack, tenant);
     expectInvalidParameter(await patch(shipment.id, { excursions: { temperatureSeconds: 0, humiditySeconds: 0 } }), 'excursions', 'ReadOnly');
+    expectInvalidParameter(await post({ name: 'x', lastPosition: null }), 'lastPosition', 'ReadOnly');
+    expectInvalidParameter(await patch(shipment.id, { lastPosition: { lat: 1, lng: 2 } }), 'lastPosition', 'ReadOnly');
   });
 
   it('a PATCH replaces the conditions whole, null clears them, and each change moves the version on', async () => {

@@ -29,6 +29,7 @@ const SHIPMENT_FIELDS = [
   'autoTransitions',
   'conditions',
   'excursions',
+  'lastPosition',
 ].sort();
 
 const STRONG_ETAG = /^"[^"]+"$/;

@@ -26,6 +26,7 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'retiredAt',
   'lastSeenAt',
   'excursions',
+  'lastPosition',
   'progress',
   'url',
 ]);
