@@ -568,7 +568,7 @@ describe('readings', () => {
       }
     }
 
-    it('publishes each accepted batch once: one message per device, the stored readings in the API shape', async () => {
+    it('publishes each accepted batch once: one message, the stored readings in the API shape grouped by device', async () => {
       const [a, b] = [await newDevice(), await newDevice()];
       const before = (await until(() => streamMessages(prefix(), 'READINGS'), () => true, 'the stream')) ?? 0;
       const times = [nextTime(), nextTime(), nextTime()];
@@ -580,28 +580,53 @@ describe('readings', () => {
         { deviceId: a.id, recordedAt: times[2], temperatureC: 999 },
       ];
       expect((await ingest(batch)).body).toMatchObject({ accepted: 3, duplicates: 1 });
-      const messages = (await until(published, (all) => all.length >= before + 2, 'two messages')).slice(before);
-      expect(messages).toHaveLength(2);
-      const stored = [...(await allReadings(a.id)), ...(await allReadings(b.id))];
-      const byDevice = new Map(messages.map((message) => [message.body.deviceId, message]));
-      for (const device of [a, b]) {
-        const message = byDevice.get(device.id)!;
-        expect(message.subject).toBe(`${prefix()}readings.${tenant.tenantId}.${tenant.accountIds[0]}.${device.id}`);
-        expect(message.msgId).toMatch(UUID_V7);
-        expect(message.body).toEqual({
-          tenantId: tenant.tenantId,
-          accountId: tenant.accountIds[0],
-          deviceId: device.id,
-          shipmentId: null,
-          readings: stored.filter((reading) => reading.deviceId === device.id).sort((x, y) => String(x.recordedAt).localeCompare(String(y.recordedAt))),
-        });
-      }
+      const messages = (await until(published, (all) => all.length >= before + 1, 'the message')).slice(before);
+      expect(messages).toHaveLength(1);
+      const [message] = messages;
+      const inOrder = (readings: Record<string, unknown>[]) => readings.sort((x, y) => String(x.recordedAt).localeCompare(String(y.recordedAt)));
+      expect(message!.subject).toBe(`${prefix()}readings.${tenant.tenantId}.${tenant.accountIds[0]}`);
+      expect(message!.msgId).toMatch(UUID_V7);
+      expect(message!.body).toEqual({
+        tenantId: tenant.tenantId,
+        accountId: tenant.accountIds[0],
+        // Devices in the order of their first accepted entry; on no shipment.
+        devices: [
+          { deviceId: a.id, shipmentId: null, readings: inOrder(await allReadings(a.id)) },
+          { deviceId: b.id, shipmentId: null, readings: inOrder(await allReadings(b.id)) },
+        ],
+      });
       // The same batch again stores nothing and publishes nothing.
       expect((await ingest(batch)).body).toMatchObject({ accepted: 0, duplicates: 4 });
       const marker = await newDevice();
       await ingest([{ deviceId: marker.id, recordedAt: nextTime(), temperatureC: 1 }]);
-      const after = (await until(published, (all) => all.some((m) => m.body.deviceId === marker.id), 'the marker')).slice(before);
-      expect(after.map((m) => m.body.deviceId)).toEqual([...messages.map((m) => m.body.deviceId), marker.id]);
+      const deviceIds = (m: { body: Record<string, unknown> }) => (m.body.devices as { deviceId: string }[]).map((group) => group.deviceId);
+      const after = (await until(published, (all) => all.some((m) => deviceIds(m).includes(marker.id)), 'the marker')).slice(before);
+      expect(after.map(deviceIds)).toEqual([[a.id, b.id], [marker.id]]);
+    });
+
+    it('splits a large batch over several messages, each under 1 MiB, a device’s group continuing in the next', async () => {
+      const [a, b] = [await newDevice(), await newDevice()];
+      const before = (await published()).length;
+      const entry = (deviceId: string) => ({
+        deviceId,
+        recordedAt: nextTime(),
+        location: { lat: 51.123456789, lng: 4.123456789, accuracyMeters: 12.5, altitudeMeters: 3.25, speedMps: 12.5, headingDegrees: 270.5 },
+        temperatureC: 4.125,
+        humidityPercent: 55.5,
+      });
+      const batch = [...Array.from({ length: 2500 }, () => entry(a.id)), ...Array.from({ length: 2500 }, () => entry(b.id))];
+      expect((await ingest(batch)).body).toMatchObject({ accepted: 5000, rejected: [] });
+      const groups = (all: Awaited<ReturnType<typeof published>>) =>
+        all.slice(before).flatMap((m) => m.body.devices as { deviceId: string; readings: { recordedAt: string }[] }[]);
+      const count = (all: Awaited<ReturnType<typeof published>>) => groups(all).reduce((sum, group) => sum + group.readings.length, 0);
+      const all = await until(published, (found) => count(found) >= 5000, 'every reading');
+      const mine = all.slice(before);
+      expect(count(all)).toBe(5000);
+      expect(mine.length).toBeGreaterThan(1);
+      for (const message of mine) expect(Buffer.byteLength(JSON.stringify(message.body))).toBeLessThan(1024 * 1024);
+      const times = (deviceId: string) => groups(all).filter((group) => group.deviceId === deviceId).flatMap((group) => group.readings.map((r) => r.recordedAt));
+      expect(times(a.id)).toEqual(batch.slice(0, 2500).map((e) => e.recordedAt));
+      expect(times(b.id)).toEqual(batch.slice(2500).map((e) => e.recordedAt));
     });
 
     it('publishes what a DMS committed and could not publish (its relay down or killed) once a relay runs again', async () => {
@@ -622,9 +647,8 @@ describe('readings', () => {
       await stack.stopDmsReplicas();
       await stack.startDmsReplica();
       const messages = await until(published, (all) => all.length > before, 'the relay');
-      expect(messages.slice(before).map((m) => [m.body.deviceId, (m.body.readings as { recordedAt: string }[]).map((r) => r.recordedAt)])).toEqual([
-        [own.id, [recordedAt]],
-      ]);
+      const groups = messages.slice(before).flatMap((m) => m.body.devices as { deviceId: string; readings: { recordedAt: string }[] }[]);
+      expect(groups.map((group) => [group.deviceId, group.readings.map((r) => r.recordedAt)])).toEqual([[own.id, [recordedAt]]]);
       expect((await dms.query('SELECT count(*)::int AS n FROM outbox')).rows[0].n).toBe(0);
     });
   });

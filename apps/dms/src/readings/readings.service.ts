@@ -161,10 +161,12 @@ function sameValues(a: (number | null)[] | undefined, b: (number | null)[]): boo
  */
 export const MAX_PUBLICATION_BYTES = 512 * 1024;
 
-/** The outbox messages of a chunk's stored readings: one per device (more for a very large share), in recordedAt order. */
 /**
- * The batch's publications: per device and per shipment the device was on when the readings were recorded
- * (null: none), in recordedAt order, split so that no message outgrows MAX_PUBLICATION_BYTES.
+ * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
+ * MAX_PUBLICATION_BYTES), its readings grouped by device and by the shipment the device was on when it
+ * recorded them (null: none), each group in recordedAt order. One message per chunk rather than per
+ * device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
+ * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
  */
 function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date): OutboxMessage[] {
   const periodsOf = new Map<string, AssignmentPeriod[]>();
@@ -177,32 +179,36 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
     if (group) group.rows.push(row);
     else groups.set(key, { deviceId: row.deviceId, shipmentId, rows: [row] });
   }
-  const messages: OutboxMessage[] = [];
+  const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
+  const head = `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"devices":[`;
   const received = JSON.stringify(receivedAt.toISOString());
+  const payloads: string[] = [];
+  let done: string[] = [];
+  let size = 0;
   for (const { deviceId, shipmentId, rows: list } of groups.values()) {
     list.sort((a, b) => a.recordedAt - b.recordedAt);
-    const head =
-      `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"deviceId":${JSON.stringify(deviceId)},` +
-      `"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
-    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, deviceId);
+    const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
     let parts: string[] = [];
-    let size = 0;
-    const flush = () => {
-      messages.push({ id: '', subject, payload: `${head}${parts.join(',')}]}` });
+    const close = () => {
+      if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
       parts = [];
-      size = 0;
     };
     for (const row of list) {
       const json = readingJson(row, received);
-      if (parts.length > 0 && size + json.length > MAX_PUBLICATION_BYTES) flush();
+      if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
+        close();
+        payloads.push(`${head}${done.join(',')}]}`);
+        done = [];
+        size = 0;
+      }
       parts.push(json);
       size += json.length + 1;
     }
-    flush();
+    close();
   }
-  const ids = uuidV7s(messages.length);
-  messages.forEach((message, index) => (message.id = ids[index] ?? ''));
-  return messages;
+  if (done.length > 0) payloads.push(`${head}${done.join(',')}]}`);
+  const ids = uuidV7s(payloads.length);
+  return payloads.map((payload, index) => ({ id: ids[index] ?? '', subject, payload }));
 }
 
 /** The shipment a device was on at `at`, from its periods (half-open), or null. */

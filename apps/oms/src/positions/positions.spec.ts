@@ -11,23 +11,30 @@ const reading = (recordedAt: string, location: unknown) => ({ recordedAt, locati
 describe('a readings message as positions', () => {
   it('gives the located readings of the shipment the device was on', () => {
     const message = {
-      deviceId: device,
-      shipmentId: shipment,
-      readings: [reading('2026-01-01T00:00:00.000Z', { lat: 1, lng: 2, accuracyMeters: 3 }), reading('2026-01-01T00:00:01.000Z', null)],
+      devices: [
+        {
+          deviceId: device,
+          shipmentId: shipment,
+          readings: [reading('2026-01-01T00:00:00.000Z', { lat: 1, lng: 2, accuracyMeters: 3 }), reading('2026-01-01T00:00:01.000Z', null)],
+        },
+        { deviceId: other, shipmentId: null, readings: [reading('2026-01-01T00:00:02.000Z', { lat: 5, lng: 6 })] },
+      ],
     };
     expect(decodePositions(encode(message))).toEqual([{ shipmentId: shipment, deviceId: device, lat: 1, lng: 2, accuracyMeters: 3, recordedAt: Date.parse('2026-01-01T00:00:00.000Z') }]);
   });
 
   it('gives none for readings recorded while on no shipment', () => {
-    expect(decodePositions(encode({ deviceId: device, shipmentId: null, readings: [reading('2026-01-01T00:00:00.000Z', { lat: 1, lng: 2 })] }))).toEqual([]);
+    const devices = [{ deviceId: device, shipmentId: null, readings: [reading('2026-01-01T00:00:00.000Z', { lat: 1, lng: 2 })] }];
+    expect(decodePositions(encode({ devices }))).toEqual([]);
   });
 
   it.each([
     ['not JSON', new TextEncoder().encode('{')],
     ['null', encode(null)],
-    ['no device', encode({ shipmentId: shipment, readings: [] })],
-    ['no readings', encode({ deviceId: device, shipmentId: shipment })],
-    ['a shipment that is no UUID', encode({ deviceId: device, shipmentId: 'x', readings: [] })],
+    ['no devices', encode({ tenantId: device })],
+    ['a group without a device', encode({ devices: [{ shipmentId: shipment, readings: [] }] })],
+    ['a group without readings', encode({ devices: [{ deviceId: device, shipmentId: shipment }] })],
+    ['a shipment that is no UUID', encode({ devices: [{ deviceId: device, shipmentId: 'x', readings: [] }] })],
   ])('refuses %s', (_case, data) => {
     expect(() => decodePositions(data)).toThrow();
   });

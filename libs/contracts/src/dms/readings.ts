@@ -109,22 +109,26 @@ export interface ReadingPage {
 }
 
 /**
- * What the DMS publishes on JetStream for each accepted batch: one message per device and per shipment the
- * device was assigned to when the readings were recorded (split when large), readings in `recordedAt`
- * order, on `<prefix>readings.<tenantId>.<accountId>.<deviceId>` in the stream `<PREFIX>READINGS`.
+ * What the DMS publishes on JetStream for each accepted chunk of a batch (several messages when its JSON
+ * outgrows 512 KiB), on `<prefix>readings.<tenantId>.<accountId>` in the stream `<PREFIX>READINGS`.
  */
 export interface ReadingsPublished {
   tenantId: string;
   accountId: string;
+  /** One group per device and per shipment it was on when recording; a group may continue in the next message. */
+  devices: PublishedDeviceReadings[];
+}
+
+export interface PublishedDeviceReadings {
   deviceId: string;
   /** The shipment the device was on when these readings were recorded; null: on none (no track, visit or alert). */
   shipmentId: string | null;
+  /** In `recordedAt` order. */
   readings: Reading[];
 }
 
 /** JetStream subjects of readings; the stream is `jetStreamName(prefix, 'READINGS')`. */
 export const ReadingSubjects = {
-  of: (prefix: string, tenantId: string, accountId: string, deviceId: string): string =>
-    `${prefix}readings.${tenantId}.${accountId}.${deviceId}`,
+  of: (prefix: string, tenantId: string, accountId: string): string => `${prefix}readings.${tenantId}.${accountId}`,
   all: (prefix: string): string => `${prefix}readings.>`,
 };
