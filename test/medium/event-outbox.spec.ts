@@ -1,5 +1,4 @@
 import { type EventEnvelope, ErrorCode, OperationStatus, OperationType, SetKind, ShipmentAction, ShipmentStatus } from '@tracking/contracts';
-import { DomainError } from '@tracking/core';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DevicesService } from '../../apps/dms/src/devices/devices.service.js';
@@ -7,7 +6,7 @@ import { AssignmentsService } from '../../apps/oms/src/assignments/assignments.s
 import { OperationsService } from '../../apps/oms/src/operations/operations.service.js';
 import { SetsService } from '../../apps/oms/src/sets/sets.service.js';
 import { ShipmentsService } from '../../apps/oms/src/shipments/shipments.service.js';
-import { connect, deviceInput, type MediumPair, newScope, rejection, startMediumPair, untilWaitingForLock } from '../support/medium.js';
+import { connect, deviceInput, lostAnswer, type MediumPair, newScope, rejection, runCancelledDuringLostChunk, startMediumPair } from '../support/medium.js';
 
 /**
  * The cases of docs/events.md, "Which changes produce which events", that need a call to fail or an
@@ -61,7 +60,6 @@ async function newDevices(scope: Scope, count: number): Promise<string[]> {
   return ids;
 }
 
-const lostAnswer = () => new DomainError(ErrorCode.GatewayTimeout, 'The service did not answer in time; retry with backoff.');
 
 describe('a change that rolls back writes no event', () => {
   it('a link or an unlink the DMS finishes after the deadline rolls back with its event', async () => {
@@ -172,21 +170,7 @@ describe('bulk operations write each event once, whatever is retried', () => {
     const { setId } = await newShipmentWithSet(scope);
     const ids = await newDevices(scope, 4);
     const operationId = await assignOperation(scope, ids.map((id) => [setId, id]));
-    let cancelling: Promise<null> | undefined;
-    pair.client.intercept = async (subject, call) => {
-      const answer = await call();
-      if (subject !== 'linkChunk' || cancelling) return answer;
-      cancelling = operations.cancel({ ...scope, operationId });
-      const observer = await connect(pair.oms.url);
-      try {
-        await untilWaitingForLock(observer);
-      } finally {
-        await observer.end();
-      }
-      throw lostAnswer();
-    };
-    expect(await pair.oms.runner().run(operationId)).toBe(true);
-    await cancelling;
+    expect(await runCancelledDuringLostChunk(pair, operationId, () => operations.cancel({ ...scope, operationId }))).toBe(true);
 
     const finished = (await omsEvents(scope)).filter((event) => event.type === 'operation.finished');
     expect(finished.map((event) => event.data)).toEqual([await read(scope, operationId)]);

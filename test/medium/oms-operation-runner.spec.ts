@@ -14,7 +14,7 @@ import { AssignmentsService } from '../../apps/oms/src/assignments/assignments.s
 import { OperationsService } from '../../apps/oms/src/operations/operations.service.js';
 import { SetsService } from '../../apps/oms/src/sets/sets.service.js';
 import { ShipmentsService } from '../../apps/oms/src/shipments/shipments.service.js';
-import { connect, deviceInput, type MediumPair, newScope, rejection, startMediumPair, untilWaitingForLock } from '../support/medium.js';
+import { connect, deviceInput, type MediumPair, newScope, rejection, runCancelledDuringLostChunk, startMediumPair, untilWaitingForLock } from '../support/medium.js';
 
 /**
  * OperationRunner as a worker runs it, on the OMS's database, with chunks of two entries; the DMS side
@@ -267,21 +267,7 @@ describe('OperationRunner: cancel', () => {
     const { setId } = await newShipmentWithSet(scope);
     const ids = await newDevices(scope, 4);
     const operationId = await assignOperation(scope, ids.map((id) => [setId, id]));
-    let cancelling: Promise<null> | undefined;
-    pair.client.intercept = async (subject, call) => {
-      const answer = await call();
-      if (subject !== 'linkChunk' || cancelling) return answer;
-      cancelling = operations.cancel({ ...scope, operationId });
-      const observer = await connect(pair.oms.url);
-      try {
-        await untilWaitingForLock(observer);
-      } finally {
-        await observer.end();
-      }
-      throw new DomainError(ErrorCode.GatewayTimeout, 'The service did not answer in time; retry with backoff.');
-    };
-    expect(await pair.oms.runner().run(operationId)).toBe(true);
-    await cancelling;
+    expect(await runCancelledDuringLostChunk(pair, operationId, () => operations.cancel({ ...scope, operationId }))).toBe(true);
     expect(await state(scope, operationId)).toEqual({
       status: OperationStatus.Cancelled,
       progress: { total: 4, processed: CHUNK, succeeded: CHUNK, failed: 0 },

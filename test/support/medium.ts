@@ -248,6 +248,33 @@ export async function untilWaitingForLock(observer: pg.Client, timeoutMs = 5000)
   }
 }
 
+/** What the DMS client throws when the DMS's answer is lost (a timeout): the caller cannot tell whether it applied. */
+export const lostAnswer = (): DomainError => new DomainError(ErrorCode.GatewayTimeout, 'The service did not answer in time; retry with backoff.');
+
+/**
+ * Runs a bulk operation whose first chunk the DMS applies but whose answer is lost, with `cancel` called
+ * at that moment and already waiting for the operation's lock: a cancel that lands while a chunk is in
+ * flight. Resolves with the run's result once the cancel has finished too.
+ */
+export async function runCancelledDuringLostChunk(pair: MediumPair, operationId: string, cancel: () => Promise<unknown>): Promise<boolean> {
+  let cancelling: Promise<unknown> | undefined;
+  pair.client.intercept = async (subject, call) => {
+    const answer = await call();
+    if (subject !== 'linkChunk' || cancelling) return answer;
+    cancelling = cancel();
+    const observer = await connect(pair.oms.url);
+    try {
+      await untilWaitingForLock(observer);
+    } finally {
+      await observer.end();
+    }
+    throw lostAnswer();
+  };
+  const ran = await pair.oms.runner().run(operationId);
+  await cancelling;
+  return ran;
+}
+
 /** An OMS whose DMS client calls a real DMS in this process, each on a database of its own. */
 export interface MediumPair {
   dms: MediumService;
