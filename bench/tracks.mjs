@@ -28,7 +28,9 @@ const config = {
   requests: env('BENCH_TRACK_REQUESTS', 200),
   warmup: env('BENCH_TRACK_WARMUP', 20),
 };
-const stack = await new BenchStack(config, { services: ['oms', 'dms', 'gateway'] }).prepare();
+/** BENCH_PROFILE=1: CPU profiles of every service over the first variant's measured requests (bench/results/profiles). */
+const profile = process.env.BENCH_PROFILE === '1';
+const stack = await new BenchStack(config, { services: ['oms', 'dms', 'gateway'], profile }).prepare();
 const results = { startedAt: new Date().toISOString(), machine: machine(), config: { ...config }, variants: {} };
 
 function percentile(values, p) {
@@ -101,10 +103,16 @@ async function main() {
     for (let i = 0; i < config.warmup; i++) await call();
     const times = [];
     let last;
+    const profiling = profile && Object.keys(results.variants).length === 0;
+    if (profiling) stack.signal('SIGWINCH');
     for (let i = 0; i < config.requests; i++) {
       const { ms, body } = await call();
       times.push(ms);
       last = body;
+    }
+    if (profiling) {
+      stack.signal('SIGWINCH');
+      await sleep(3000);
     }
     const round = (value) => Math.round(value * 10) / 10;
     results.variants[name] = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DevicePath, keepRanks, simplifyPaths } from './track-simplification.js';
+import { type DevicePath, keepRanks, kthSmallest, simplifyPaths } from './track-simplification.js';
 
 /** A seeded random walk, so a failure reproduces. */
 function walk(n: number, seed: number, lat0 = 48, lng0 = 11): DevicePath {
@@ -105,5 +105,17 @@ describe('simplifyPaths', () => {
     const kept = result.keep.reduce((sum, k) => sum + k.reduce((a, b) => a + b, 0), 0);
     expect(kept).toBeLessThanOrEqual(1000);
     expect(kept).toBeGreaterThan(950);
+  });
+});
+
+describe('kthSmallest', () => {
+  it('finds the value sorting would put at k, for every k, with ties and in any order', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (const length of [1, 2, 3, 10, 101, 1000]) {
+      const source = Float64Array.from({ length }, () => Math.floor(random() * length * 0.5));
+      const sorted = Float64Array.from(source).sort();
+      for (let k = 0; k < length; k++) expect(kthSmallest(Float64Array.from(source), k)).toBe(sorted[k]);
+    }
   });
 });
