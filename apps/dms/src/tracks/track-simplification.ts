@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
 /**
  * Douglas-Peucker for a budget of points rather than a tolerance (docs/tracks.md, "Simplification").
  *

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
 import { Injectable } from '@nestjs/common';
 import type { TrackRequest } from '@tracking/contracts';
 import { DataSource } from 'typeorm';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
 import { Injectable } from '@nestjs/common';
 import type { TrackReply, TrackRequest } from '@tracking/contracts';
 import { TrackRepository } from './track.repository.js';

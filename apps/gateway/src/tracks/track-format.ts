@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
 import type { Track, TrackReply } from '@tracking/contracts';
 
 /** The media type of an RFC 7946 GeoJSON answer. */
