@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, issueToken, type TestTenant } from '../factories/identity.factory.js';
 import { createPointOfInterest, pointOfInterestBody } from '../factories/point-of-interest.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { eventually } from '../support/eventually.js';
 import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../support/http-assertions.js';
 import { metadataOf } from '../support/resource-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
@@ -567,18 +568,39 @@ describe('points of interest over HTTP', () => {
       const other = await createHere();
       const cancelled = await insertShipment('Cancelled', { originId: poi.id, destinationId: other.id });
       const completed = await insertShipment('Completed', { originId: other.id, destinationId: poi.id });
+      const shipmentsPath = `/v1/accounts/${tenant.accountIds[2]}/shipments`;
+      const before = await stack.request('GET', `${shipmentsPath}/${cancelled}`, { token: tenant.token });
       expect((await del(poi.id, undefined, deletePath)).status).toBe(204);
       expect(await shipmentRow(cancelled)).toEqual({ status: 'Cancelled', origin_id: null, destination_id: other.id });
       expect(await shipmentRow(completed)).toEqual({ status: 'Completed', origin_id: other.id, destination_id: null });
       // The API shows the cleared references too: the foreign key's update rewrites the stored JSON.
-      const shipments = `/v1/accounts/${tenant.accountIds[2]}/shipments`;
-      const shown = async (id: string) => (await stack.request('GET', `${shipments}/${id}`, { token: tenant.token })).body;
+      const shown = async (id: string) => (await stack.request('GET', `${shipmentsPath}/${id}`, { token: tenant.token })).body;
       expect(await shown(cancelled)).toMatchObject({ id: cancelled, originId: null, destinationId: other.id });
       expect(await shown(completed)).toMatchObject({ id: completed, originId: other.id, destinationId: null });
-      const listed = await stack.request('GET', `${shipments}?status=Cancelled,Completed&limit=100`, { token: tenant.token });
+      const listed = await stack.request('GET', `${shipmentsPath}?status=Cancelled,Completed&limit=100`, { token: tenant.token });
       const byId = new Map((listed.body.items as { id: string }[]).map((item) => [item.id, item]));
       expect(byId.get(cancelled)).toMatchObject({ originId: null, destinationId: other.id });
       expect(byId.get(completed)).toMatchObject({ originId: other.id, destinationId: null });
+      // A change clients must see: a new ETag (a cached one no longer matches), a new updatedAt, and a
+      // shipment.updated each, with the shipment as it is now.
+      const after = await stack.request('GET', `${shipmentsPath}/${cancelled}`, { token: tenant.token });
+      expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
+      expect(Date.parse(after.body.updatedAt)).toBeGreaterThan(Date.parse(before.body.updatedAt));
+      const revalidated = await stack.request('GET', `${shipmentsPath}/${cancelled}`, {
+        token: tenant.token,
+        headers: { 'if-none-match': before.headers.get('etag')! },
+      });
+      expect(revalidated.status).toBe(200);
+      const updates = await eventually(
+        async () =>
+          ((await stack.request('GET', `/v1/accounts/${tenant.accountIds[2]}/events?type=shipment.updated&limit=100`, { token: tenant.token })).body
+            .items as { data: { id: string } }[]).filter((event) => [cancelled, completed].some((id) => id === event.data.id)),
+        (found) => found.length >= 2,
+        'the two shipment.updated events',
+      );
+      expect(updates.map((event) => event.data).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+        [await shown(cancelled), await shown(completed)].sort((a, b) => a.id.localeCompare(b.id)),
+      );
     });
 
     it('checks If-Match before use: a stale ETag is 412 even when in use', async () => {

@@ -5,6 +5,7 @@ import {
   DEFAULT_RADIUS_METERS,
   type DeletePointOfInterestRequest,
   ErrorCode,
+  EventType,
   type ItemPage,
   type ListPointsOfInterestRequest,
   type PointOfInterest,
@@ -14,9 +15,11 @@ import {
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import { applyChanges, checkVersion } from '@tracking/database';
+import { recordEvents } from '@tracking/outbox';
 import { v7 as uuidv7 } from 'uuid';
 import type { PointOfInterestEntity } from './point-of-interest.entity.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
+import { toShipment } from '../shipments/shipments.service.js';
 import { PointOfInterestRepository } from './point-of-interest.repository.js';
 
 @Injectable()
@@ -94,6 +97,11 @@ export class PointsOfInterestService {
           'The point of interest is the origin or destination of an ongoing shipment; change or close that shipment first.',
         );
       }
+      const cleared = await this.shipments.clearPointOfInterest(manager, entity.id);
+      await recordEvents(
+        manager,
+        cleared.map((shipment) => ({ tenantId: shipment.tenantId, accountId: shipment.accountId, type: EventType.ShipmentUpdated, data: toShipment(shipment) })),
+      );
       await this.pointsOfInterest.delete(manager, entity);
     });
   }

@@ -194,6 +194,28 @@ export class ShipmentRepository {
   }
 
   /**
+   * Clears a point of interest about to be deleted from the shipments that name it (only closed ones can:
+   * an ongoing one makes the delete 409), in the caller's transaction: each cleared shipment is a change
+   * its clients must see, so it takes a new version (ETag) and `updated_at`, and is returned as changed for
+   * its `shipment.updated`. Without this the foreign key's `ON DELETE SET NULL` cleared them silently, and
+   * a client's cached ETag went on matching a representation that had changed.
+   */
+  async clearPointOfInterest(manager: EntityManager, pointOfInterestId: string): Promise<ShipmentEntity[]> {
+    const [rows]: [{ id: string }[], number] = await manager.query(
+      `UPDATE shipments
+          SET origin_id = CASE WHEN origin_id = $1 THEN NULL ELSE origin_id END,
+              destination_id = CASE WHEN destination_id = $1 THEN NULL ELSE destination_id END,
+              version = version + 1,
+              updated_at = now()
+        WHERE origin_id = $1 OR destination_id = $1
+        RETURNING id`,
+      [pointOfInterestId],
+    );
+    if (rows.length === 0) return [];
+    return manager.find(ShipmentEntity, { where: rows.map((row) => ({ id: row.id })), order: { seq: 'ASC' } });
+  }
+
+  /**
    * Runs `work` in one transaction that first locks the account's shipment `FOR KEY SHARE` and passes its
    * status (null: no such shipment). The weakest row lock: it waits only for the `FOR UPDATE` of a
    * lifecycle transition or a delete, and those wait for it, so what the evaluation records under it
