@@ -65,7 +65,7 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
   private claiming = false;
   /** A claim was asked for (woken, or the last claim was full) and not made yet. */
   private wanted = false;
-  /** More may be due than the last claim took (it was full, or a webhook was at its share): an ending attempt claims again. */
+  /** More may be due than the last claim took (it was full, or it filled a webhook's share): an ending attempt claims again. */
   private moreDue = false;
   private stopped = true;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -115,11 +115,6 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
           break;
         }
         const limit = Math.min(free, CLAIM_BATCH);
-        // A webhook at its share gets nothing from this claim even when it has deliveries due: one of its
-        // attempts ending must claim again. (Without this, a claim made while every busy webhook was at
-        // its share cleared `moreDue`, and their queues then waited for the poll: about 900 deliveries/s
-        // instead of thousands under bench:events.)
-        const someAtShare = [...this.held.values()].some((count) => count >= this.holdPerWebhook);
         const claimed = await this.deliveries.claim(limit, this.holdPerWebhook, this.held, this.config.WEBHOOK_LEASE_MS);
         if (this.stopped) {
           await this.deliveries.release(claimed);
@@ -132,7 +127,7 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
         const full = claimed.length === limit;
         // A webhook the claim filled to its share may have more due: claim again when one of its attempts ends.
         const capped = claimed.some((d) => (this.held.get(d.webhookId) ?? 0) >= this.holdPerWebhook);
-        this.moreDue = full || capped || someAtShare;
+        this.moreDue = full || capped;
         if (full) this.wanted = true;
       }
     } catch (error) {
