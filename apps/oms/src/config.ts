@@ -69,7 +69,7 @@ export const omsConfigSchema = {
   /** Requests one worker process has in flight at most to one webhook: a hanging receiver holds no more slots than this. */
   WEBHOOK_CONCURRENCY_PER_WEBHOOK: env.int({ default: 16, min: 1, max: 1000 }),
   /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
-  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 500, min: 10, max: 60000 }),
+  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
 };
 
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;
