@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOmsConfig } from '../../apps/oms/src/config.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
+import { eventually as eventuallyWithin } from '../support/eventually.js';
 import { connectOms } from '../support/oms-database.js';
 import { killServices, spawnService } from '../support/processes.js';
 import { TestStack } from '../support/stack.js';
@@ -79,15 +80,9 @@ class Receiver {
   }
 }
 
-async function eventually<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, deadlineMs = DEADLINE_MS): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let value = await read();
-  while (!done(value)) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${deadlineMs} ms; last: ${JSON.stringify(value)?.slice(0, 2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    value = await read();
-  }
-  return value;
+/** The shared `eventually` with this suite's deadline (deliveries wait out retry schedules). */
+function eventually<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, deadlineMs = DEADLINE_MS): Promise<T> {
+  return eventuallyWithin(read, done, what, deadlineMs);
 }
 
 describe('webhook delivery', { timeout: 90000 }, () => {

@@ -170,7 +170,11 @@ export const MAX_PUBLICATION_BYTES = 512 * 1024;
  */
 function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date): OutboxMessage[] {
   const periodsOf = new Map<string, AssignmentPeriod[]>();
-  for (const period of periods) periodsOf.set(period.deviceId, [...(periodsOf.get(period.deviceId) ?? []), period]);
+  for (const period of periods) {
+    const list = periodsOf.get(period.deviceId);
+    if (list) list.push(period);
+    else periodsOf.set(period.deviceId, [period]);
+  }
   const groups = new Map<string, { deviceId: string; shipmentId: string | null; rows: ReadingRow[] }>();
   for (const row of rows) {
     const shipmentId = shipmentAt(periodsOf.get(row.deviceId) ?? [], row.recordedAt);

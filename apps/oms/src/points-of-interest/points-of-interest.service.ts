@@ -15,11 +15,10 @@ import {
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import { applyChanges, checkVersion } from '@tracking/database';
-import { recordEvents } from '@tracking/outbox';
 import { v7 as uuidv7 } from 'uuid';
 import type { PointOfInterestEntity } from './point-of-interest.entity.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
-import { toShipment } from '../shipments/shipments.service.js';
+import { recordShipmentEvent } from '../shipments/shipments.service.js';
 import { PointOfInterestRepository } from './point-of-interest.repository.js';
 
 @Injectable()
@@ -98,10 +97,7 @@ export class PointsOfInterestService {
         );
       }
       const cleared = await this.shipments.clearPointOfInterest(manager, entity.id);
-      await recordEvents(
-        manager,
-        cleared.map((shipment) => ({ tenantId: shipment.tenantId, accountId: shipment.accountId, type: EventType.ShipmentUpdated, data: toShipment(shipment) })),
-      );
+      await recordShipmentEvent(manager, EventType.ShipmentUpdated, ...cleared);
       await this.pointsOfInterest.delete(manager, entity);
     });
   }

@@ -1,7 +1,6 @@
 import type { ReadingsPublished } from '@tracking/contracts';
+import { validate as isUuid } from 'uuid';
 import type { LastPosition } from '../shipments/shipment.repository.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The located readings of one message of the readings stream, as candidate positions of the shipment
@@ -14,9 +13,9 @@ export function decodePositions(data: Uint8Array): LastPosition[] {
   const positions: LastPosition[] = [];
   for (const group of value.devices) {
     const { deviceId, shipmentId, readings } = group ?? {};
-    if (typeof deviceId !== 'string' || !UUID.test(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
+    if (typeof deviceId !== 'string' || !isUuid(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
     if (shipmentId === null) continue;
-    if (typeof shipmentId !== 'string' || !UUID.test(shipmentId)) throw new Error('not a readings publication');
+    if (typeof shipmentId !== 'string' || !isUuid(shipmentId)) throw new Error('not a readings publication');
     for (const reading of readings) {
       const location = reading?.location;
       const recordedAt = Date.parse(reading?.recordedAt);

@@ -213,12 +213,15 @@ function transitionEvent(status: ShipmentStatus): EventType {
 }
 
 /**
- * Records the shipment's event in the transaction of `manager` (the transactional outbox, docs/events.md):
- * it is published if and only if the change commits. `data` is the shipment as GET shows it after the
- * change (for `shipment.deleted`, its last state).
+ * Records the shipments' events in the transaction of `manager` (the transactional outbox, docs/events.md),
+ * one statement for all: published if and only if the change commits. `data` is each shipment as GET
+ * shows it after the change (for `shipment.deleted`, its last state).
  */
-function recordShipmentEvent(manager: EntityManager, type: EventType, shipment: Omit<ShipmentEntity, 'seq'>): Promise<unknown> {
-  return recordEvents(manager, [{ tenantId: shipment.tenantId, accountId: shipment.accountId, type, data: toShipment(shipment) }]);
+export function recordShipmentEvent(manager: EntityManager, type: EventType, ...shipments: Omit<ShipmentEntity, 'seq'>[]): Promise<unknown> {
+  return recordEvents(
+    manager,
+    shipments.map((shipment) => ({ tenantId: shipment.tenantId, accountId: shipment.accountId, type, data: toShipment(shipment) })),
+  );
 }
 
 /** The shipment when it exists, If-Match holds and it is not closed; else 404, 412 or 409 ShipmentClosed. */
