@@ -21,7 +21,7 @@ import type {
   UnassignDeviceRequest,
   UpdateDeviceRequest,
 } from './dms/devices.js';
-import type { IngestReadingsRequest, IngestResult, ListReadingsRequest, ReadingPage } from './dms/readings.js';
+import type { IngestReadingsRequest, IngestResult, ListReadingsRequest, ReadingPage, ShipmentReadingsPage, ShipmentReadingsRequest } from './dms/readings.js';
 import type { TrackReply, TrackRequest } from './dms/tracks.js';
 import type { EventPage, ListEventsRequest } from './events/events.js';
 import type { Alert, AlertRequest, ListAlertsRequest, ListVisitsRequest, Visit } from './oms/alerts.js';
@@ -157,6 +157,7 @@ export interface Contracts {
 
   [Subjects.dms.readings.ingest]: Hop<IngestReadingsRequest, IngestResult>;
   [Subjects.dms.readings.list]: Hop<ListReadingsRequest, ReadingPage>;
+  [Subjects.dms.readings.ofShipment]: Hop<ShipmentReadingsRequest, ShipmentReadingsPage>;
   [Subjects.dms.tracks.get]: Hop<TrackRequest, TrackReply>;
   [Subjects.dms.operations.link]: Hop<OperationChunk<LinkEntry>, OperationChunkResult>;
   [Subjects.dms.operations.retire]: Hop<OperationChunk<RetireEntry>, OperationChunkResult>;

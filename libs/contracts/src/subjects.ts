@@ -89,6 +89,11 @@ export const Subjects = {
       /** One chunk of a `POST /readings` batch, judged and stored in one transaction. */
       ingest: 'dms.readings.ingest',
       list: 'dms.readings.list',
+      /**
+       * The readings a shipment's devices recorded within their assignment periods on it, from an instant
+       * on, paged in (recordedAt, deviceId) order: the OMS restores a shipment's geofence evaluation with it.
+       */
+      ofShipment: 'dms.readings.ofShipment',
     },
     tracks: {
       /** A shipment's positions within its assignment periods; the gateway asks once the OMS found the shipment. */

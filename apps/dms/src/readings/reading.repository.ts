@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { type AccountScope, type PageMetadata, type PageRequest, READING_VALUES, type Reading, type ReadingFilters } from '@tracking/contracts';
+import {
+  type AccountScope,
+  type PageMetadata,
+  type PageRequest,
+  READING_VALUES,
+  type Reading,
+  type ReadingFilters,
+  type ShipmentReadingKey,
+  type ShipmentReadingsPage,
+} from '@tracking/contracts';
 import { CursorCodec, cursorBinding } from '@tracking/paging';
 import { DataSource, type EntityManager } from 'typeorm';
 
@@ -147,6 +156,63 @@ export class ReadingRepository {
     const metadata: PageMetadata = { nextCursor: hasMore && last ? this.cursors.encode(binding, String(last.seq)) : null };
     if (total !== undefined) metadata.total = total[0]?.total ?? 0;
     return { readings: rows.map(toReading), metadata };
+  }
+
+  /**
+   * One page of the readings a shipment's devices recorded within their assignment periods on it
+   * (half-open, as a track's), `recorded_at >= from` and after the key `after`, in `(recorded_at,
+   * device_id)` order; `limit + 1` rows are read to know whether a next page exists. `shipmentId` is a
+   * lower-case UUID.
+   *
+   * The shipment's periods come from `assignment_periods_shipment_idx`; each period (LATERAL) reads at
+   * most `limit + 1` of its device's readings in time order from the partitions' primary keys
+   * `(device_id, recorded_at)`: an ordered Append of index scans, pruned at run time to the partitions
+   * within the period and from the lower bound on, that stops at the inner LIMIT. Only those rows (at most
+   * periods x (limit + 1), a shipment has a few devices) are sorted. The same plan on tables never analyzed
+   * as with statistics, custom or generic.
+   */
+  async findOfShipment(
+    scope: AccountScope & { shipmentId: string },
+    from: number,
+    after: ShipmentReadingKey | undefined,
+    limit: number,
+  ): Promise<ShipmentReadingsPage> {
+    const lower = after === undefined ? from : Math.max(from, after.recordedAt);
+    const params: unknown[] = [scope.shipmentId, scope.tenantId, scope.accountId, new Date(lower).toISOString(), limit + 1];
+    // The period's end as `< COALESCE(...)` (the same rule as `released_at IS NULL OR recorded_at <
+    // released_at`): an index bound that prunes the partitions past it at run time, where the OR was only a
+    // filter, and every later partition's index was read for each ended period.
+    const conditions = [
+      'r.device_id = p.device_id',
+      'r.recorded_at >= p.assigned_at',
+      "r.recorded_at < COALESCE(p.released_at, 'infinity')",
+      'r.recorded_at >= $4::timestamptz',
+    ];
+    if (after !== undefined) {
+      // Within a period the device is fixed: the key excludes at most the one reading at `after.recordedAt`.
+      params.push(new Date(after.recordedAt).toISOString(), after.deviceId);
+      conditions.push(`(r.recorded_at, r.device_id) > ($6::timestamptz, $7::uuid)`);
+    }
+    const rows: ReadingRecord[] = await this.dataSource.query(
+      `SELECT x.*
+         FROM assignment_periods p
+         CROSS JOIN LATERAL (
+           SELECT ${READING_SELECT} FROM readings r
+            WHERE ${conditions.join(' AND ')}
+            ORDER BY r.recorded_at
+            LIMIT $5) x
+        WHERE p.shipment_id = $1::uuid AND p.tenant_id = $2::uuid AND p.account_id = $3::uuid
+        ORDER BY x.recorded_at, x.device_id
+        LIMIT $5`,
+      params,
+    );
+    const hasMore = rows.length > limit;
+    if (hasMore) rows.length = limit;
+    const last = rows.at(-1);
+    return {
+      readings: rows.map(toReading),
+      next: hasMore && last ? { recordedAt: last.recorded_at.getTime(), deviceId: last.device_id } : null,
+    };
   }
 }
 

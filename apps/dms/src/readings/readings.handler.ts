@@ -1,6 +1,14 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { type IngestReadingsRequest, type IngestResult, type ListReadingsRequest, type ReadingPage, Subjects } from '@tracking/contracts';
+import {
+  type IngestReadingsRequest,
+  type IngestResult,
+  type ListReadingsRequest,
+  type ReadingPage,
+  type ShipmentReadingsPage,
+  type ShipmentReadingsRequest,
+  Subjects,
+} from '@tracking/contracts';
 import { Handles } from '@tracking/messaging';
 import { ReadingsService } from './readings.service.js';
 
@@ -16,5 +24,11 @@ export class ReadingsHandler {
   @Handles(Subjects.dms.readings.list)
   list(@Payload() request: ListReadingsRequest): Promise<ReadingPage> {
     return this.readings.list(request);
+  }
+
+  /** Called by the OMS only (geofence evaluation restore); pages through with `after`. */
+  @Handles(Subjects.dms.readings.ofShipment)
+  ofShipment(@Payload() request: ShipmentReadingsRequest): Promise<ShipmentReadingsPage> {
+    return this.readings.ofShipment(request);
   }
 }

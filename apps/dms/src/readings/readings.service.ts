@@ -5,14 +5,19 @@ import {
   type IngestReadingsRequest,
   type IngestResult,
   type ListReadingsRequest,
+  MAX_SHIPMENT_READINGS_LIMIT,
   ParameterIssue,
+  type Reading,
   type ReadingPage,
   ReadingSubjects,
   ReadingValue,
   type RejectedReading,
+  type ShipmentReadingsPage,
+  type ShipmentReadingsRequest,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
+import { validate as isUuid } from 'uuid';
 import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
 import { type AssignmentPeriod, ReadingRepository, type ReadingRow, readingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
@@ -113,6 +118,62 @@ export class ReadingsService {
     }
     return this.readings.findPage(request.deviceId, request.page, request.filters);
   }
+
+  /**
+   * A page of the readings a shipment's devices recorded while assigned to it (the OMS restores a
+   * shipment's geofence evaluation from them). An internal call: an unknown shipment, or an id that is
+   * not a UUID, has no periods and so an empty page.
+   */
+  async ofShipment(request: ShipmentReadingsRequest): Promise<ShipmentReadingsPage> {
+    const { limit, from, after } = request;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SHIPMENT_READINGS_LIMIT) {
+      throw DomainError.invalidParameter('limit', ParameterIssue.OutOfRange, `limit must be an integer from 1 to ${MAX_SHIPMENT_READINGS_LIMIT}.`);
+    }
+    if (!isFiniteNumber(from)) throw DomainError.invalidParameter('from', ParameterIssue.InvalidFormat, 'from must be a finite number (epoch ms).');
+    if (after !== undefined && (after === null || !isFiniteNumber(after.recordedAt) || typeof after.deviceId !== 'string' || !isUuid(after.deviceId))) {
+      throw DomainError.invalidParameter('after', ParameterIssue.InvalidFormat, 'after must be the next key of a previous page: {recordedAt, deviceId}.');
+    }
+    if (typeof request.shipmentId !== 'string' || !isUuid(request.shipmentId)) return { readings: [], next: null };
+    const key = after === undefined ? undefined : { recordedAt: clampInstant(after.recordedAt), deviceId: after.deviceId.toLowerCase() };
+    const page = await this.readings.findOfShipment({ ...request, shipmentId: request.shipmentId.toLowerCase() }, clampInstant(from), key, limit);
+    return withinReplyBudget(page);
+  }
+}
+
+/**
+ * The readings of a shipment page's reply stay under this much JSON, so that the reply fits NATS's
+ * default max_payload (1 MiB) with room for its envelope whatever `limit` asked: a reading is some 250 to
+ * 650 bytes, the more the more precise its doubles, so 2000 of them may not fit.
+ */
+export const MAX_SHIPMENT_READINGS_BYTES = 768 * 1024;
+
+/** Ends the page early, with its last kept reading as `next`, where its readings outgrow MAX_SHIPMENT_READINGS_BYTES. */
+function withinReplyBudget(page: ShipmentReadingsPage): ShipmentReadingsPage {
+  let size = 0;
+  let previous: Reading | undefined;
+  for (const [i, reading] of page.readings.entries()) {
+    size += JSON.stringify(reading).length + 1;
+    if (size > MAX_SHIPMENT_READINGS_BYTES && previous) {
+      return { readings: page.readings.slice(0, i), next: { recordedAt: Date.parse(previous.recordedAt), deviceId: previous.deviceId } };
+    }
+    previous = reading;
+  }
+  return page;
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** 9999-12-31T23:59:59.999Z, the last instant an ISO date-time writes with four digits. */
+const LAST_INSTANT = 253_402_300_799_999;
+
+/**
+ * An instant within [1970, 9999], which `Date` and PostgreSQL both take: exact for the bounds of a
+ * readings query, since no stored reading lies outside it (the retention and the 5 minutes ahead).
+ */
+function clampInstant(epochMs: number): number {
+  return Math.min(Math.max(epochMs, 0), LAST_INSTANT);
 }
 
 function timeError(entry: IngestEntry, now: number, cutoff: number): RejectedReading['error'] | undefined {

@@ -6,9 +6,11 @@ import {
   type OperationChunk,
   type OperationChunkResult,
   type PurgeOperationsRequest,
+  type Reading,
   type ReleaseDevicesRequest,
   type RetireEntry,
   type SettleOperationRequest,
+  type ShipmentReadingKey,
   Subjects,
   type UnassignDeviceRequest,
 } from '@tracking/contracts';
@@ -18,6 +20,12 @@ import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG } from '../tokens.js';
 
 export const DMS_NATS_CONNECTION = Symbol('DMS_NATS_CONNECTION');
+
+/**
+ * Readings per page of `shipmentReadings`: some 700 KB of JSON for readings of a few measurements, under
+ * NATS's default 1 MiB payload (the DMS ends a page of more precise, longer readings early).
+ */
+export const SHIPMENT_READINGS_PAGE = 2000;
 
 /**
  * The OMS's calls to the DMS, which owns the device-to-set link. The OMS makes them inside its own
@@ -87,6 +95,22 @@ export class DmsClient implements OnApplicationShutdown {
    */
   async release(request: Omit<ReleaseDevicesRequest, 'deadline'>): Promise<void> {
     await this.rpc.call(Subjects.dms.devices.release, { ...request, deadline: this.deadline() });
+  }
+
+  /**
+   * Every reading the shipment's devices recorded while assigned to it, `recordedAt >= from` (epoch ms),
+   * in (recordedAt, deviceId) order: page after page of `dms.readings.ofShipment`, each call with the
+   * client's own timeout. An unknown shipment has none.
+   */
+  async shipmentReadings(request: { tenantId: string; accountId: string; shipmentId: string; from: number }): Promise<Reading[]> {
+    const readings: Reading[] = [];
+    let after: ShipmentReadingKey | undefined;
+    do {
+      const page = await this.rpc.call(Subjects.dms.readings.ofShipment, { ...request, limit: SHIPMENT_READINGS_PAGE, ...(after ? { after } : {}) });
+      for (const reading of page.readings) readings.push(reading);
+      after = page.next ?? undefined;
+    } while (after);
+    return readings;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -108,6 +108,35 @@ export interface ReadingPage {
   metadata: PageMetadata;
 }
 
+/** The key of a reading in `(recordedAt, deviceId)` order; `recordedAt` in epoch ms. */
+export interface ShipmentReadingKey {
+  recordedAt: number;
+  deviceId: string;
+}
+
+/** Readings the shipment's devices recorded within their assignment periods on it, recordedAt >= from, in (recordedAt, deviceId) order. */
+export interface ShipmentReadingsRequest {
+  tenantId: string;
+  accountId: string;
+  shipmentId: string;
+  /** Epoch ms, inclusive. */
+  from: number;
+  /** Exclusive key of the previous page's last reading. */
+  after?: ShipmentReadingKey;
+  /** 1..MAX_SHIPMENT_READINGS_LIMIT. */
+  limit: number;
+}
+
+/** The largest `limit` of a `ShipmentReadingsRequest`. */
+export const MAX_SHIPMENT_READINGS_LIMIT = 5000;
+
+/** At most `limit` readings; fewer, with a `next`, when their JSON would outgrow a NATS message. */
+export interface ShipmentReadingsPage {
+  readings: Reading[];
+  /** the key to pass as `after` for the next page; null when this page is the last */
+  next: ShipmentReadingKey | null;
+}
+
 /**
  * What the DMS publishes on JetStream for each accepted chunk of a batch (several messages when its JSON
  * outgrows 512 KiB), on `<prefix>readings.<tenantId>.<accountId>` in the stream `<PREFIX>READINGS`.
