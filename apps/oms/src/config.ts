@@ -70,6 +70,16 @@ export const omsConfigSchema = {
   WEBHOOK_CONCURRENCY_PER_WEBHOOK: env.int({ default: 16, min: 1, max: 1000 }),
   /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
   WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
+  /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */
+  EVALUATION_ENABLED: env.bool({ default: true }),
+  /** A shipment is evaluated once this much server time has passed since its newest ingested reading (a reorder buffer). */
+  EVALUATION_DELAY_MS: env.int({ default: 1000, min: 0, max: 60000 }),
+  /** Readings recorded more than this far behind what was already evaluated for a shipment decide nothing. */
+  EVALUATION_LATENESS_SECONDS: env.int({ default: 600, min: 0, max: 86400 }),
+  /** How often the evaluation's timers (settling a silent shipment, SignalLoss) look for due shipments, once across workers. */
+  EVALUATION_SWEEP_INTERVAL_MS: env.int({ default: 1000, min: 50, max: 3600000 }),
+  /** Shipments one worker process evaluates at once. */
+  EVALUATION_CONCURRENCY: env.int({ default: 4, min: 1, max: 64 }),
 };
 
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { OmsConfig } from './config.js';
 import { AlertsModule } from './alerts/alerts.module.js';
 import { AssignmentsModule } from './assignments/assignments.module.js';
+import { EvaluationModule } from './evaluation/evaluation.module.js';
 import { PingHandler } from './health/ping.handler.js';
 import { EventRetentionModule, EventsModule } from './events/events.module.js';
 import { ItemsModule } from './items/items.module.js';
@@ -41,10 +42,10 @@ export class OmsModule {
   }
 }
 
-/** The bulk-job worker: consumes the operations queue (apps/oms/src/worker.ts). */
+/** The worker (apps/oms/src/worker.ts): bulk operations, event retention, webhook delivery, the evaluation of readings. */
 @Module({})
 export class OmsWorkerModule {
   static forRoot(config: OmsConfig, dataSource: DataSource, logger: Logger, metrics: ServiceMetrics): DynamicModule {
-    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger, metrics), OperationWorkerModule, EventRetentionModule, WebhookDeliveryModule] };
+    return { module: OmsWorkerModule, imports: [OmsCoreModule.forRoot(config, dataSource, logger, metrics), OperationWorkerModule, EventRetentionModule, WebhookDeliveryModule, EvaluationModule] };
   }
 }

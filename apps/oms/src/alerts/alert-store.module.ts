@@ -4,6 +4,7 @@ import { ShipmentStoreModule } from '../shipments/shipment-store.module.js';
 import { AlertEntity } from './alert.entity.js';
 import { AlertLifecycle } from './alert-lifecycle.js';
 import { AlertRepository } from './alert.repository.js';
+import { EvaluationRecordRepository } from './evaluation-record.repository.js';
 import { EvaluationStore } from './evaluation-store.js';
 import { ExcursionRepository } from './excursion.repository.js';
 import { VisitEntity } from './visit.entity.js';
@@ -16,7 +17,7 @@ import { VisitRepository } from './visit.repository.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AlertEntity, VisitEntity]), ShipmentStoreModule],
-  providers: [AlertRepository, VisitRepository, ExcursionRepository, AlertLifecycle, EvaluationStore],
-  exports: [AlertRepository, VisitRepository, AlertLifecycle, EvaluationStore],
+  providers: [AlertRepository, VisitRepository, ExcursionRepository, AlertLifecycle, EvaluationStore, EvaluationRecordRepository],
+  exports: [AlertRepository, VisitRepository, AlertLifecycle, EvaluationStore, EvaluationRecordRepository],
 })
 export class AlertStoreModule {}

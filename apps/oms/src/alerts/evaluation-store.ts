@@ -5,14 +5,20 @@ import {
   type AlertKind,
   CLOSED_SHIPMENT_STATUSES,
   EventType,
+  ShipmentAction,
   type ShipmentScope,
   type ShipmentStatus,
   type VisitEventData,
 } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import type { ShipmentEntity } from '../shipments/shipment.entity.js';
+import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
+import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
+import { type EvaluationRecord, EvaluationRecordRepository } from './evaluation-record.repository.js';
 import { AlertLifecycle } from './alert-lifecycle.js';
 import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
 import { VisitRepository } from './visit.repository.js';
@@ -29,7 +35,31 @@ export class EvaluationStore {
     private readonly alerts: AlertLifecycle,
     private readonly visits: VisitRepository,
     private readonly excursions: ExcursionRepository,
+    private readonly records: EvaluationRecordRepository,
   ) {}
+
+  /**
+   * One evaluation's transaction: the shipment locked `FOR KEY SHARE` (as in `forShipment`), then its
+   * evaluation record locked `FOR UPDATE`, so that two evaluations of one shipment take turns whichever
+   * replica runs them (in this order, the order in which a lifecycle transition takes them too). When the
+   * shipment is gone or closed, its record is deleted, `work` does not run and the answer is null.
+   * `work` gets the shipment as it is (`outcomes.shipment`) and the record, and saves the new state with
+   * `outcomes.saveState`.
+   */
+  forEvaluation<T>(shipment: ShipmentScope, work: (outcomes: ShipmentOutcomes, record: EvaluationRecord) => Promise<T>): Promise<T | null> {
+    return this.shipments.withLockedForEvaluation(shipment, async (status, manager) => {
+      const scope = { tenantId: shipment.tenantId, accountId: shipment.accountId, shipmentId: shipment.shipmentId.toLowerCase() };
+      if (status === null || CLOSED_SHIPMENT_STATUSES.includes(status)) {
+        if (status !== null) await this.records.delete(manager, scope.shipmentId);
+        return null;
+      }
+      const entity = await this.shipments.findInTransaction(manager, scope);
+      if (!entity) return null;
+      const record = await this.records.lock(manager, scope);
+      const outcomes = new ShipmentOutcomes(manager, scope, status, this.shipments, this.alerts, this.visits, this.excursions, entity, this.records);
+      return work(outcomes, record);
+    });
+  }
 
   /**
    * Runs `work` in one transaction with the shipment locked `FOR KEY SHARE` (a lifecycle transition or
@@ -59,7 +89,46 @@ export class ShipmentOutcomes {
     private readonly alerts: AlertLifecycle,
     private readonly visits: VisitRepository,
     private readonly excursions: ExcursionRepository,
+    /** The shipment as read in this transaction (only in `forEvaluation`); transitions made here update it. */
+    readonly shipment?: ShipmentEntity,
+    private readonly records?: EvaluationRecordRepository,
   ) {}
+
+  /** Stores the evaluation's new state (see `EvaluationRecordRepository.save`). */
+  async saveState(version: number, state: Parameters<EvaluationRecordRepository['save']>[3], dueAt: Date | null): Promise<void> {
+    if (!this.records) throw new Error('saveState outside forEvaluation');
+    await this.records.save(this.manager, this.scope.shipmentId, version, state, dueAt);
+  }
+
+  /**
+   * `autoTransitions`: starts (departed from the origin) or delivers (arrived at the destination) the
+   * shipment with the visit's event time as `departedAt` / `deliveredAt`, as the client's own call would (a
+   * new version, `updatedAt`, `shipment.started` / `shipment.delivered`). Nothing when the shipment does not
+   * ask for it or is in a status where the action is invalid. Returns whether it moved.
+   */
+  async autoTransition(action: ShipmentAction.Start | ShipmentAction.Deliver, at: Date): Promise<boolean> {
+    const shipment = this.shipment;
+    if (!shipment?.autoTransitions) return false;
+    let transition: ReturnType<typeof transitionOf>;
+    try {
+      transition = transitionOf(shipment.status, action);
+    } catch (error) {
+      if (error instanceof DomainError) return false;
+      throw error;
+    }
+    Object.assign(shipment, { status: transition.to, [transition.stamp]: at, version: shipment.version + 1, updatedAt: new Date() });
+    await this.shipments.save(this.manager, shipment);
+    await recordShipmentEvent(this.manager, transitionEvent(transition.to), shipment);
+    return true;
+  }
+
+  /**
+   * Sets the shipment's `excursions` totals, in milliseconds of event time, never lower than they are (the
+   * evaluation's totals only grow). No event, no new `updatedAt` or version.
+   */
+  setExcursions(temperatureMs: number, humidityMs: number): Promise<void> {
+    return this.shipments.setExcursions(this.manager, this.scope.shipmentId, temperatureMs, humidityMs);
+  }
 
   /**
    * Opens an alert (`alert.opened`) unless the shipment has an open one of that device and kind (the

@@ -12,6 +12,7 @@ import { CreateWebhooks1763800012000 } from './1763800012000-create-webhooks.js'
 import { IndexPendingDeliveries1763800013500 } from './1763800013500-index-pending-deliveries.js';
 import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alerts-and-visits.js';
 import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipment-last-position.js';
+import { CreateShipmentEvaluations1763800022000 } from './1763800022000-create-shipment-evaluations.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -29,4 +30,5 @@ export const omsMigrations = [
   IndexPendingDeliveries1763800013500,
   CreateAlertsAndVisits1763800020000,
   AddShipmentLastPosition1763800021000,
+  CreateShipmentEvaluations1763800022000,
 ];

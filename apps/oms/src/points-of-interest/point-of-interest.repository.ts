@@ -34,6 +34,27 @@ export class PointOfInterestRepository {
     });
   }
 
+  /**
+   * What changes whenever the account's places change: their number and newest `updatedAt` (a place
+   * created, edited or deleted moves one of them), for the evaluation's cache of places.
+   */
+  async placesVersion(scope: AccountScope): Promise<string> {
+    const [row]: { n: string; newest: Date | null }[] = await this.pointsOfInterest.query(
+      'SELECT count(*) AS n, max(updated_at) AS newest FROM points_of_interest WHERE tenant_id = $1 AND account_id = $2',
+      [scope.tenantId, scope.accountId],
+    );
+    return `${row?.n ?? 0}/${row?.newest?.getTime() ?? ''}`;
+  }
+
+  /** Every place of the account as the evaluation needs it (a circle and its dwell time). */
+  async findPlaces(scope: AccountScope): Promise<{ id: string; lat: number; lng: number; radiusMeters: number; dwellSeconds: number }[]> {
+    const rows: { id: string; lat: number; lng: number; radius_meters: number; dwell_seconds: number }[] = await this.pointsOfInterest.query(
+      'SELECT id, lat, lng, radius_meters, dwell_seconds FROM points_of_interest WHERE tenant_id = $1 AND account_id = $2',
+      [scope.tenantId, scope.accountId],
+    );
+    return rows.map((row) => ({ id: row.id, lat: row.lat, lng: row.lng, radiusMeters: row.radius_meters, dwellSeconds: row.dwell_seconds }));
+  }
+
   async findOne(scope: AccountScope, id: string): Promise<PointOfInterestEntity | null> {
     // By primary key alone, then the owner: see `ownedBy`.
     return ownedBy(await this.pointsOfInterest.findOneBy({ id }), scope);

@@ -235,6 +235,23 @@ export class ShipmentRepository {
     await manager.query(`UPDATE shipments SET ${column} = ${column} + $2 WHERE id = $1`, [shipmentId, ms]);
   }
 
+  /** The account's shipment as read in the caller's transaction (no lock of its own), or null. */
+  findInTransaction(manager: EntityManager, scope: ShipmentScope): Promise<ShipmentEntity | null> {
+    return manager.findOne(ShipmentEntity, { where: { id: scope.shipmentId, tenantId: scope.tenantId, accountId: scope.accountId } });
+  }
+
+  /**
+   * Sets the shipment's excursion totals (ms of event time) in the caller's transaction, never lowering
+   * them. Changes neither `updated_at` nor the version: the totals are derived from readings.
+   */
+  async setExcursions(manager: EntityManager, shipmentId: string, temperatureMs: number, humidityMs: number): Promise<void> {
+    await manager.query(
+      `UPDATE shipments SET excursion_temperature_ms = GREATEST(excursion_temperature_ms, $2), excursion_humidity_ms = GREATEST(excursion_humidity_ms, $3)
+        WHERE id = $1 AND (excursion_temperature_ms < $2 OR excursion_humidity_ms < $3)`,
+      [shipmentId, Math.round(temperatureMs), Math.round(humidityMs)],
+    );
+  }
+
   /**
    * Moves each shipment's last position forward: only a position recorded later than the one it holds (ties
    * by device id), so the result is the same whatever order the readings arrive in and however often a

@@ -2,6 +2,7 @@ import { type CreateShipmentRequest, ErrorCode, ParameterIssue } from '@tracking
 import { DomainError } from '@tracking/core';
 import type { EntityManager } from 'typeorm';
 import { describe, expect, it } from 'vitest';
+import type { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
 import type { AlertLifecycle } from '../alerts/alert-lifecycle.js';
 import type { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentRepository } from './shipment.repository.js';
@@ -19,7 +20,7 @@ function serviceFailingWith(error: unknown, knownPlaces: string[] = []): Shipmen
     },
     lockPointsOfInterest: async () => new Set(knownPlaces),
   };
-  return new ShipmentsService(repository as unknown as ShipmentRepository, {} as DmsClient, {} as AlertLifecycle);
+  return new ShipmentsService(repository as unknown as ShipmentRepository, {} as DmsClient, {} as AlertLifecycle, {} as EvaluationRecordRepository);
 }
 
 const create = (service: ShipmentsService, shipment: CreateShipmentRequest['shipment']) =>

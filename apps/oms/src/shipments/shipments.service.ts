@@ -25,6 +25,7 @@ import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { JsonReply } from '@tracking/messaging';
 import { AlertLifecycle } from '../alerts/alert-lifecycle.js';
+import { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
 import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { normalizeConditions } from './shipment-conditions.js';
@@ -41,6 +42,7 @@ export class ShipmentsService {
     private readonly shipments: ShipmentRepository,
     private readonly dms: DmsClient,
     private readonly alerts: AlertLifecycle,
+    private readonly evaluations: EvaluationRecordRepository,
   ) {}
 
   /** The page as JSON text (see `findPageJson`): passed on, never parsed. */
@@ -122,6 +124,8 @@ export class ShipmentsService {
         if (applyChanges(open, changed)) {
           await this.shipments.save(manager, open);
           await recordShipmentEvent(manager, EventType.ShipmentUpdated, open);
+          // New conditions may make SignalLoss due at another moment: the evaluation's timers look again.
+          if (changed.conditions !== undefined) await this.evaluations.poke(manager, { ...request, shipmentId: open.id });
         }
         return { resource: toShipment(open), version: open.version };
       })
@@ -153,6 +157,8 @@ export class ShipmentsService {
       Object.assign(shipment, { status: to, [stamp]: now, version: shipment.version + 1, updatedAt: now });
       await this.shipments.save(manager, shipment);
       await recordShipmentEvent(manager, transitionEvent(to), shipment);
+      // Starting arms SignalLoss; closing ends the evaluation: the evaluation's timers look at it now.
+      await this.evaluations.poke(manager, { ...request, shipmentId: shipment.id });
       // A closed shipment is no longer evaluated: its open alerts end at the moment it closed.
       if (CLOSED_SHIPMENT_STATUSES.includes(to)) await this.alerts.close(manager, { shipmentId: shipment.id }, now);
       return { version: shipment.version };
@@ -197,7 +203,7 @@ export class ShipmentsService {
 }
 
 /** The event of the transition to `status`: started, delivered, completed or cancelled. */
-function transitionEvent(status: ShipmentStatus): EventType {
+export function transitionEvent(status: ShipmentStatus): EventType {
   switch (status) {
     case ShipmentStatus.InTransit:
       return EventType.ShipmentStarted;

@@ -1,0 +1,112 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetStreamName, type PublishedDeviceReadings, type ReadingsPublished, type ShipmentScope } from '@tracking/contracts';
+import type { Logger } from '@tracking/core';
+import type { GeofenceReading } from '@tracking/geofence';
+import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
+import { validate as isUuid } from 'uuid';
+import type { OmsConfig } from '../config.js';
+import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
+import { ShipmentEvaluator } from './shipment-evaluator.js';
+
+/** The readings of one shipment from one or more messages of the readings stream. */
+export interface ShipmentReadings extends ShipmentScope {
+  readings: GeofenceReading[];
+}
+
+/**
+ * Feeds the readings stream to the evaluation: the durable consumer `<PREFIX>shipment-evaluation`, shared
+ * by the workers. Each batch of messages is grouped by shipment; once `EVALUATION_DELAY_MS` has passed
+ * since the newest receipt in it (the reorder buffer: a burst is evaluated at once), every shipment of the
+ * batch is evaluated, `EVALUATION_CONCURRENCY` at a time, and the messages are acknowledged only then. A
+ * batch that fails comes back whole: evaluations are idempotent (a reading evaluated twice is a repeat).
+ */
+@Injectable()
+export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private consumer: DurableConsumer<ShipmentReadings[]> | undefined;
+  private waiting: { timer: NodeJS.Timeout; done: () => void } | undefined;
+
+  constructor(
+    private readonly evaluator: ShipmentEvaluator,
+    @Inject(JETSTREAM_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(OMS_CONFIG) private readonly config: OmsConfig,
+    @Inject(OMS_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.EVALUATION_ENABLED) return;
+    this.consumer = new DurableConsumer<ShipmentReadings[]>({
+      nats: this.nats,
+      stream: readingsStreamSettings(this.config),
+      durable: jetStreamName(this.config.NATS_SUBJECT_PREFIX, 'shipment-evaluation'),
+      decode: decodeShipmentReadings,
+      handle: (batch) => this.handle(batch.flat()),
+      logger: this.logger,
+      maxBatch: 512,
+    });
+    this.consumer.start();
+  }
+
+  private async handle(groups: ShipmentReadings[]): Promise<void> {
+    const shipments = byShipment(groups);
+    let newest = 0;
+    for (const shipment of shipments) for (const reading of shipment.readings) newest = Math.max(newest, Date.parse(reading.receivedAt as string));
+    await this.wait(newest + this.config.EVALUATION_DELAY_MS - Date.now());
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < shipments.length) {
+        const shipment = shipments[next++];
+        if (shipment) await this.evaluator.evaluate(shipment, shipment.readings);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.config.EVALUATION_CONCURRENCY, shipments.length) }, worker));
+  }
+
+  /** The reorder delay; cut short when the process stops (the batch is then evaluated at once). */
+  private wait(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((done) => {
+      this.waiting = { timer: setTimeout(done, ms), done };
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.waiting) {
+      clearTimeout(this.waiting.timer);
+      this.waiting.done();
+    }
+    await this.consumer?.stop();
+  }
+}
+
+/**
+ * The readings of a readings publication by shipment; readings recorded while on no shipment are left
+ * out. A message that is not a readings publication throws (the consumer terminates it and logs it).
+ */
+export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
+  const value = JSON.parse(new TextDecoder().decode(data)) as Partial<ReadingsPublished> | null;
+  const { tenantId, accountId, devices } = value ?? {};
+  if (typeof tenantId !== 'string' || typeof accountId !== 'string' || !Array.isArray(devices)) throw new Error('not a readings publication');
+  const groups: ShipmentReadings[] = [];
+  for (const group of devices as Partial<PublishedDeviceReadings>[]) {
+    const { deviceId, shipmentId, readings } = group ?? {};
+    if (typeof deviceId !== 'string' || !isUuid(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
+    if (shipmentId === null) continue;
+    if (typeof shipmentId !== 'string' || !isUuid(shipmentId)) throw new Error('not a readings publication');
+    const valid = readings.filter((reading) => typeof reading?.recordedAt === 'string' && typeof reading.receivedAt === 'string');
+    groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: valid.map((reading) => ({ ...reading, deviceId })) });
+  }
+  return groups;
+}
+
+/** The groups of the same shipment merged (a batch of messages may hold several of one shipment). */
+export function byShipment(groups: ShipmentReadings[]): ShipmentReadings[] {
+  const merged = new Map<string, ShipmentReadings>();
+  for (const group of groups) {
+    const key = `${group.tenantId}/${group.accountId}/${group.shipmentId}`;
+    const held = merged.get(key);
+    if (held) held.readings.push(...group.readings);
+    else merged.set(key, { ...group, readings: [...group.readings] });
+  }
+  return [...merged.values()];
+}

@@ -1,0 +1,162 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type AlertKind, ShipmentAction, type ShipmentScope } from '@tracking/contracts';
+import {
+  type AlertKind as GeofenceAlertKind,
+  evaluate,
+  type EvaluationOptions,
+  excursionsOf,
+  type GeofenceChange,
+  type GeofenceReading,
+  type GeofenceState,
+  openSignalLoss,
+  settle,
+  settleDueAt,
+  signalLossDue,
+  withoutPending,
+} from '@tracking/geofence';
+import { LRUCache } from 'lru-cache';
+import { EvaluationStore, type ShipmentOutcomes } from '../alerts/evaluation-store.js';
+import type { OmsConfig } from '../config.js';
+import { DmsClient } from '../dms/dms.client.js';
+import { OMS_CONFIG } from '../tokens.js';
+import { EvaluationMetrics } from './evaluation-metrics.js';
+import { PlaceCache } from './place-cache.js';
+
+/** Full states kept in memory per process (a few KB each plus the readings they retain). */
+const CACHED_STATES = 20000;
+
+/**
+ * Evaluates one shipment at a time (docs/geofence-evaluation.md, "In the service"): in one transaction with
+ * the shipment's evaluation record locked, it takes the engine's state (from memory when this process made
+ * the last evaluation, else restored from the stored state and the readings the DMS holds since its
+ * horizon), evaluates the new readings, fires the timers that are due, records every change (visits,
+ * alerts, autoTransitions, excursions, with their events) and stores the new state. A crash before the
+ * commit leaves everything as it was; the same readings evaluated again decide the same things, recorded
+ * once.
+ */
+@Injectable()
+export class ShipmentEvaluator {
+  private readonly states = new LRUCache<string, { version: number; state: GeofenceState }>({ max: CACHED_STATES });
+
+  constructor(
+    private readonly store: EvaluationStore,
+    private readonly places: PlaceCache,
+    private readonly dms: DmsClient,
+    private readonly metrics: EvaluationMetrics,
+    @Inject(OMS_CONFIG) private readonly config: OmsConfig,
+  ) {}
+
+  /**
+   * Evaluates the shipment with `readings` (recorded while its devices were assigned to it; none: only the
+   * timers). Nothing when the shipment is gone or closed.
+   */
+  async evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now()): Promise<void> {
+    const shipmentId = scope.shipmentId.toLowerCase();
+    const places = await this.places.forAccount(scope);
+    const lateness = this.config.EVALUATION_LATENESS_SECONDS;
+    try {
+      const done = await this.store.forEvaluation(scope, async (outcomes, record) => {
+        const shipment = outcomes.shipment;
+        if (!shipment) throw new Error('forEvaluation gives the shipment');
+        const options = (): EvaluationOptions => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds: lateness });
+        const changes: GeofenceChange[] = [];
+        let state: GeofenceState | null = null;
+        const cached = this.states.get(shipmentId);
+        if (cached?.version === record.version) state = cached.state;
+        else if (record.state) {
+          // Another process evaluated last, or this one restarted: the stored state without its retained
+          // readings, and those readings again from the DMS (every reading at or after the horizon).
+          this.metrics.restores.inc();
+          const retained = await this.dms.shipmentReadings({ ...scope, shipmentId, from: record.state.horizon ?? 0 });
+          const restored = evaluate(record.state, retained, options());
+          state = restored.state;
+          changes.push(...restored.changes);
+        }
+        if (readings.length > 0 || state === null) {
+          const result = evaluate(state, readings, options());
+          state = result.state;
+          changes.push(...result.changes);
+        }
+        const settleAt = settleDueAt(state, lateness);
+        if (settleAt !== null && settleAt.getTime() <= now) {
+          const settled = settle(state, options());
+          state = settled.state;
+          changes.push(...settled.changes);
+        }
+        await this.record(outcomes, changes);
+        const signalLoss = openSignalLoss(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0, now);
+        state = signalLoss.state;
+        await this.record(outcomes, signalLoss.changes);
+        const excursions = excursionsOf(state);
+        if (excursions.temperatureSeconds > 0 || excursions.humiditySeconds > 0) {
+          await outcomes.setExcursions(excursions.temperatureSeconds * 1000, excursions.humiditySeconds * 1000);
+        }
+        const dueAt = earliest(settleDueAt(state, lateness), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
+        await outcomes.saveState(record.version, withoutPending(state), dueAt);
+        return { version: record.version + 1, state };
+      });
+      if (done) this.states.set(shipmentId, done);
+      else this.states.delete(shipmentId);
+    } catch (error) {
+      this.states.delete(shipmentId);
+      throw error;
+    }
+    this.metrics.evaluated(readings, Date.now());
+  }
+
+  /** Records the changes in their (event-time) order, each once, with the autoTransitions they imply. */
+  private async record(outcomes: ShipmentOutcomes, changes: readonly GeofenceChange[]): Promise<void> {
+    const shipment = outcomes.shipment;
+    for (const change of changes) {
+      switch (change.type) {
+        case 'arrived': {
+          const arrivedAt = new Date(change.arrivedAt);
+          const recorded = await outcomes.recordArrival({ poiId: change.poiId, arrivedAt });
+          if (recorded && change.poiId === shipment?.destinationId) await outcomes.autoTransition(ShipmentAction.Deliver, arrivedAt);
+          break;
+        }
+        case 'departed': {
+          const departedAt = new Date(change.departedAt);
+          const recorded = await outcomes.recordDeparture({ poiId: change.poiId, arrivedAt: new Date(change.arrivedAt), departedAt });
+          if (recorded && change.poiId === shipment?.originId) await outcomes.autoTransition(ShipmentAction.Start, departedAt);
+          break;
+        }
+        case 'alertOpened': {
+          const { opened } = await outcomes.openAlert({
+            deviceId: change.deviceId,
+            kind: alertKind(change.kind),
+            startedAt: new Date(change.startedAt),
+            threshold: change.threshold,
+            peakValue: change.peakValue,
+          });
+          if (opened) this.metrics.alertsOpened.inc({ kind: change.kind });
+          break;
+        }
+        case 'alertPeak':
+          await outcomes.raisePeak(alertOfKey(change.key), change.peakValue);
+          break;
+        case 'alertClosed':
+          if (change.peakValue !== null) await outcomes.raisePeak({ deviceId: change.deviceId, kind: alertKind(change.kind) }, change.peakValue);
+          await outcomes.closeAlert({ deviceId: change.deviceId, kind: alertKind(change.kind), endedAt: new Date(change.endedAt) });
+          break;
+      }
+    }
+  }
+}
+
+/** The device and kind of an alert change's key, `<kind>/<deviceId or "shipment">/<startedAt>`. */
+function alertOfKey(key: string): { deviceId: string | null; kind: AlertKind } {
+  const [kind, device] = key.split('/');
+  return { kind: alertKind(kind as GeofenceAlertKind), deviceId: device === undefined || device === 'shipment' ? null : device };
+}
+
+/** The engine's kinds are the API's, spelled the same (`alert-kinds.spec.ts`). */
+export function alertKind(kind: GeofenceAlertKind): AlertKind {
+  return kind as string as AlertKind;
+}
+
+function earliest(...moments: (Date | null)[]): Date | null {
+  let first: Date | null = null;
+  for (const moment of moments) if (moment !== null && (first === null || moment.getTime() < first.getTime())) first = moment;
+  return first;
+}

@@ -1,0 +1,389 @@
+import type { Device, Shipment } from '@tracking/contracts';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
+import { createDevice } from '../factories/device.factory.js';
+import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
+import { createSet } from '../factories/set.factory.js';
+import { createShipment } from '../factories/shipment.factory.js';
+import { eventually } from '../support/eventually.js';
+import { TestStack } from '../support/stack.js';
+
+/** The bound of this stack: a reading this far newer than a decision makes it final. */
+const LATENESS_SECONDS = 30;
+
+const RADIUS = 100;
+let places = 0;
+/** A new spot for each place of the file (0.1 degree of longitude apart), so no test sees another's places. */
+function spot(): { lat: number; lng: number } {
+  return { lat: 51.9, lng: 4 + 0.1 * places++ };
+}
+/** A position `northMeters` north of `centre` (a degree of latitude is 111195 m on the sphere used). */
+const at = (centre: { lat: number; lng: number }, northMeters: number, accuracyMeters: number | null = 5) => ({
+  lat: centre.lat + northMeters / 111_195,
+  lng: centre.lng,
+  accuracyMeters,
+});
+type Position = ReturnType<typeof at>;
+
+interface Reading {
+  recordedAt: number;
+  location?: Position | null;
+  temperatureC?: number;
+  humidityPercent?: number;
+  shockG?: number;
+  lightLux?: number;
+  batteryPercent?: number;
+}
+
+/**
+ * The evaluation of readings through the whole stack (docs/geofence-evaluation.md): readings posted to
+ * the gateway, stored by the DMS, published on JetStream, evaluated by the worker into visits, alerts,
+ * events and transitions. Event times start just after each device's assignment and move forward in
+ * seconds; a last reading far later ("the flush") moves the horizon past everything before it, so a test
+ * sees the final decisions without waiting for the bound in server time.
+ */
+describe('evaluation of readings', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+  let base: string;
+  let oms: pg.Client;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      workers: 1,
+      env: { EVALUATION_LATENESS_SECONDS: String(LATENESS_SECONDS), EVALUATION_DELAY_MS: '20', EVALUATION_SWEEP_INTERVAL_MS: '100' },
+    });
+    tenant = await createTenant(stack, { accounts: 2 });
+    base = `/v1/accounts/${tenant.accountIds[0]}`;
+    oms = new pg.Client({ connectionString: stack.env.OMS_DATABASE_URL });
+    await oms.connect();
+  });
+  afterAll(async () => {
+    await oms?.end();
+    await stack?.stop();
+  });
+
+  /** A new place: its id, a position at its centre and one far outside. */
+  async function place(options: { dwellSeconds?: number; account?: number } = {}): Promise<{ id: string; centre: { lat: number; lng: number }; inside: Position; far: Position }> {
+    const centre = spot();
+    const body = { location: centre, radiusMeters: RADIUS, dwellSeconds: options.dwellSeconds ?? 2 };
+    const { id } = (await createPointOfInterest(stack, tenant, { account: options.account, body })).pointOfInterest;
+    return { id, centre, inside: at(centre, 0), far: at(centre, 5000) };
+  }
+
+  /** A shipment with one device assigned; `t0` is a moment after the link, the start of its event time. */
+  async function tracked(body: Record<string, unknown> = {}, account = 0): Promise<{ shipment: Shipment; device: Device; t0: number }> {
+    const shipment = await createShipment(stack, tenant, { account, body });
+    const { set } = await createSet(stack, tenant, shipment.id, { account });
+    const { device } = await createDevice(stack, tenant, { account });
+    const path = `/v1/accounts/${tenant.accountIds[account]}/shipments/${shipment.id}/sets/${set.id}/devices/${device.id}`;
+    const response = await stack.request('PUT', path, { token: tenant.token });
+    expect(response.status, response.text).toBe(204);
+    const t0 = Date.now() + 1000;
+    return { shipment, device, t0 };
+  }
+
+  async function send(device: Device, readings: Reading[], account = 0): Promise<void> {
+    const body = { readings: readings.map(({ recordedAt, ...values }) => ({ deviceId: device.id, recordedAt: new Date(recordedAt).toISOString(), ...values })) };
+    const response = await stack.request('POST', `/v1/accounts/${tenant.accountIds[account]}/readings`, { token: tenant.token, body });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.rejected).toEqual([]);
+  }
+
+  /** Positions one second apart from `t0`. */
+  const path = (t0: number, locations: Position[]): Reading[] => locations.map((location, i) => ({ recordedAt: t0 + i * 1000, location }));
+  /** A reading far enough after `last` to make everything up to it final. */
+  const flush = (last: number, location: Position): Reading => ({ recordedAt: last + (LATENESS_SECONDS + 5) * 1000, location });
+
+  async function visits(shipmentId: string, account = 0): Promise<{ poiId: string; arrivedAt: string; departedAt: string | null }[]> {
+    const response = await stack.request('GET', `/v1/accounts/${tenant.accountIds[account]}/shipments/${shipmentId}/visits`, { token: tenant.token });
+    expect(response.status, response.text).toBe(200);
+    return response.body.items;
+  }
+  async function alerts(shipmentId: string): Promise<Record<string, unknown>[]> {
+    const response = await stack.request('GET', `${base}/alerts?shipmentId=${shipmentId}&limit=100`, { token: tenant.token });
+    expect(response.status, response.text).toBe(200);
+    return response.body.items;
+  }
+  async function events(type: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
+    const response = await stack.request('GET', `${base}/events?type=${type}&limit=100`, { token: tenant.token });
+    expect(response.status, response.text).toBe(200);
+    return response.body.items;
+  }
+  async function shipmentOf(id: string): Promise<Shipment & Record<string, unknown>> {
+    const response = await stack.request('GET', `${base}/shipments/${id}`, { token: tenant.token });
+    expect(response.status, response.text).toBe(200);
+    return response.body;
+  }
+  /** The evaluation record's version: it moves with every evaluation of the shipment. */
+  async function version(shipmentId: string): Promise<number> {
+    const { rows } = await oms.query<{ version: string }>('SELECT version FROM shipment_evaluations WHERE shipment_id = $1', [shipmentId]);
+    return Number(rows[0]?.version ?? 0);
+  }
+  /** Waits until the evaluation has taken in the reading recorded at `recordedAt` (the record's watermark). */
+  async function evaluatedUpTo(shipmentId: string, recordedAt: number): Promise<void> {
+    const watermark = async () => {
+      const { rows } = await oms.query<{ watermark: string | null }>("SELECT state->>'watermark' AS watermark FROM shipment_evaluations WHERE shipment_id = $1", [shipmentId]);
+      return Number(rows[0]?.watermark ?? 0);
+    };
+    await eventually(watermark, (value) => value >= recordedAt, `evaluation of shipment ${shipmentId} up to ${recordedAt}`);
+  }
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  /** Waits until `read` gives `expected` (deep equality), failing with the last value after the deadline. */
+  async function until<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
+    await eventually(read, (value) => JSON.stringify(value) === JSON.stringify(expected), what);
+  }
+  const mine = (shipmentId: string, items: { data: Record<string, unknown> }[]) => items.filter((event) => event.data.shipmentId === shipmentId).map((event) => event.data);
+
+  it('finds a visit once the shipment stayed inside for the dwell time, and its departure, with their event times and events', async () => {
+    const poi = await place({ dwellSeconds: 2 });
+    const { shipment, device, t0 } = await tracked();
+    // Outside, then inside from t0+2 s for 4 s, then outside from t0+6 s on.
+    const { inside, far } = poi;
+    await send(device, [...path(t0, [far, far, inside, inside, inside, inside, far, far, far, far]), flush(t0 + 9000, far)]);
+    const visit = { poiId: poi.id, arrivedAt: iso(t0 + 2000), departedAt: iso(t0 + 6000) };
+    await until(() => visits(shipment.id), [visit], 'the visit');
+    await until(async () => mine(shipment.id, await events('shipment.arrived')), [{ shipmentId: shipment.id, ...visit, departedAt: null }], 'shipment.arrived');
+    await until(async () => mine(shipment.id, await events('shipment.departed')), [{ shipmentId: shipment.id, ...visit }], 'shipment.departed');
+  });
+
+  it('makes no visit of a stay shorter than the dwell time, of jitter in the band around the edge, or of positions whose accuracy spans the edge', async () => {
+    const poi = await place({ dwellSeconds: 3 });
+    const short = await tracked();
+    await send(short.device, [...path(short.t0, [poi.far, poi.inside, poi.inside, poi.far, poi.far, poi.far, poi.far]), flush(short.t0 + 6000, poi.far)]);
+    // Inside once, then jitter between the radius and radius + 10 %: never outside, so never a departure.
+    const jitter = await tracked();
+    const band = [1.02, 1.08, 1.05, 1.09].map((share) => at(poi.centre, RADIUS * share, 1));
+    await send(jitter.device, [...path(jitter.t0, [poi.inside, ...band, ...band]), flush(jitter.t0 + 8000, band[0]!)]);
+    // 90 m from the centre with 20 m accuracy: neither inside (90 + 20 > 100) nor outside (90 - 20 < 110).
+    const vague = await tracked();
+    const blur = at(poi.centre, 90, 20);
+    await send(vague.device, [...path(vague.t0, [blur, blur, blur, blur, blur]), flush(vague.t0 + 4000, blur)]);
+
+    for (const { shipment, t0 } of [short, jitter, vague]) await evaluatedUpTo(shipment.id, t0 + (LATENESS_SECONDS + 4) * 1000);
+    expect(await visits(short.shipment.id)).toEqual([]);
+    expect(await visits(vague.shipment.id)).toEqual([]);
+    expect(await visits(jitter.shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(jitter.t0), departedAt: null }]);
+  });
+
+  it('gives the same visits, alerts and excursions whether readings come in order, shuffled, or in separate batches newest first', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const conditions = { temperature: { maxC: 8, minDurationSeconds: 2 }, shock: { maxG: 4 } };
+    const { inside, far } = poi;
+    const timeline = (t0: number): Reading[] =>
+      path(t0, [far, inside, inside, inside, far, far, inside, inside, far, far, far]).map((reading, i) => ({
+        ...reading,
+        temperatureC: [5, 9, 10, 12, 11, 6, 9, 5, 5, 5, 5][i],
+        shockG: i === 3 ? 6 : 1,
+      }));
+    const runs = await Promise.all([0, 1, 2].map(() => tracked({ conditions })));
+    const [inOrder, shuffled, batches] = runs.map((run) => ({ ...run, readings: timeline(run.t0) })) as [
+      { shipment: Shipment; device: Device; t0: number; readings: Reading[] },
+      { shipment: Shipment; device: Device; t0: number; readings: Reading[] },
+      { shipment: Shipment; device: Device; t0: number; readings: Reading[] },
+    ];
+    await send(inOrder.device, inOrder.readings);
+    // The same readings in a fixed scramble, in one batch.
+    const order = [7, 2, 10, 0, 5, 9, 1, 8, 4, 6, 3];
+    await send(shuffled.device, order.map((i) => shuffled.readings[i]!));
+    // Three batches, the newest first, each evaluated before the next arrives.
+    const thirds = [batches.readings.slice(8), batches.readings.slice(4, 8), batches.readings.slice(0, 4)];
+    for (const batch of thirds) {
+      const before = await version(batches.shipment.id);
+      await send(batches.device, batch);
+      await eventually(() => version(batches.shipment.id), (now) => now > before, 'the evaluation of a batch');
+    }
+    for (const run of [inOrder, shuffled, batches]) await send(run.device, [flush(run.readings.at(-1)!.recordedAt, far)]);
+
+    const outcome = async (run: typeof inOrder) => {
+      const relative = (value: unknown) => (typeof value === 'string' ? Date.parse(value) - run.t0 : value);
+      const shown = await shipmentOf(run.shipment.id);
+      return {
+        visits: (await visits(run.shipment.id)).map((visit) => ({ ...visit, arrivedAt: relative(visit.arrivedAt), departedAt: relative(visit.departedAt) })),
+        alerts: (await alerts(run.shipment.id))
+          .map((alert) => ({ kind: alert.kind, status: alert.status, startedAt: relative(alert.startedAt), endedAt: relative(alert.endedAt), peakValue: alert.peakValue, threshold: alert.threshold }))
+          .sort((a, b) => String(a.kind).localeCompare(String(b.kind))),
+        excursions: shown.excursions,
+      };
+    };
+    const expected = {
+      visits: [
+        { poiId: poi.id, arrivedAt: 1000, departedAt: 4000 },
+        { poiId: poi.id, arrivedAt: 6000, departedAt: 8000 },
+      ],
+      alerts: [
+        { kind: 'Shock', status: 'Closed', startedAt: 3000, endedAt: 4000, peakValue: 6, threshold: 4 },
+        { kind: 'TemperatureHigh', status: 'Closed', startedAt: 1000, endedAt: 5000, peakValue: 12, threshold: 8 },
+      ],
+      excursions: { temperatureSeconds: 5, humiditySeconds: 0 },
+    };
+    for (const run of [inOrder, shuffled, batches]) {
+      await evaluatedUpTo(run.shipment.id, flush(run.readings.at(-1)!.recordedAt, far).recordedAt);
+      await until(() => outcome(run), expected, `the outcome of shipment ${run.shipment.id}`);
+    }
+  });
+
+  it('publishes a visit found late with its true, past times, and lets a reading past the bound change nothing', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const { shipment, device, t0 } = await tracked();
+    const { device: second } = await createDevice(stack, tenant);
+    const { items: sets } = (await stack.request('GET', `${base}/shipments/${shipment.id}/sets`, { token: tenant.token })).body;
+    const link = await stack.request('PUT', `${base}/shipments/${shipment.id}/sets/${sets[0].id}/devices/${second.id}`, { token: tenant.token });
+    expect(link.status, link.text).toBe(204);
+    const start = t0 + 1000;
+    // The first device reports from far away for 20 s; all of it is evaluated.
+    const farAway = path(start, Array.from({ length: 21 }, () => poi.far));
+    await send(device, farAway);
+    await evaluatedUpTo(shipment.id, farAway.at(-1)!.recordedAt);
+    // The second device's readings of 2..6 s arrive now, 14 s late (within the 30 s bound): it was inside.
+    await send(second, path(start + 2000, [poi.inside, poi.inside, poi.inside, poi.inside, poi.far, poi.far]));
+    const flushAt = flush(farAway.at(-1)!.recordedAt, poi.far);
+    await send(device, [flushAt]);
+    const visit = { poiId: poi.id, arrivedAt: iso(start + 2000), departedAt: iso(start + 6000) };
+    await until(() => visits(shipment.id), [visit], 'the late visit');
+    // Recorded more than the bound before everything evaluated: stored, but no visit.
+    await send(second, path(flushAt.recordedAt - (LATENESS_SECONDS + 10) * 1000, [poi.inside, poi.inside, poi.inside, poi.far, poi.far]));
+    await send(device, [{ recordedAt: flushAt.recordedAt + 1000, location: poi.far }]);
+    await evaluatedUpTo(shipment.id, flushAt.recordedAt + 1000);
+    expect(await visits(shipment.id)).toEqual([visit]);
+    await until(async () => mine(shipment.id, await events('shipment.arrived')).length, 1, 'one arrival event');
+  });
+
+  it('starts a shipment leaving its origin and delivers it arriving at its destination, at the visits\' times, with autoTransitions', async () => {
+    const origin = await place({ dwellSeconds: 1 });
+    const destination = await place({ dwellSeconds: 1 });
+    const body = { autoTransitions: true, originId: origin.id, destinationId: destination.id };
+    const auto = await tracked(body);
+    const manual = await tracked({ ...body, autoTransitions: false });
+    const wrongWay = await tracked(body);
+    const journey = [origin.inside, origin.inside, origin.inside, origin.far, origin.far, destination.inside, destination.inside, destination.inside];
+    for (const run of [auto, manual]) await send(run.device, [...path(run.t0, journey), flush(run.t0 + 7000, destination.inside)]);
+    // Straight to the destination without leaving the origin: delivering a Planned shipment is invalid.
+    await send(wrongWay.device, [...path(wrongWay.t0, [destination.inside, destination.inside, destination.inside]), flush(wrongWay.t0 + 2000, destination.inside)]);
+
+    await until(async () => String((await shipmentOf(auto.shipment.id)).status), 'Delivered', 'the automatic delivery');
+    const delivered = await shipmentOf(auto.shipment.id);
+    expect(delivered).toMatchObject({ departedAt: iso(auto.t0 + 3000), deliveredAt: iso(auto.t0 + 5000) });
+    const lifecycle = async (type: string) => (await events(type)).filter((event) => event.data.id === auto.shipment.id).map((event) => event.data.status);
+    // The feed is filled from the stream, a moment after the commit.
+    await until(() => lifecycle('shipment.started'), ['InTransit'], 'shipment.started');
+    await until(() => lifecycle('shipment.delivered'), ['Delivered'], 'shipment.delivered');
+
+    for (const run of [manual, wrongWay]) await evaluatedUpTo(run.shipment.id, run.t0 + (LATENESS_SECONDS + 2) * 1000);
+    expect((await visits(manual.shipment.id)).length).toBe(2);
+    expect(await shipmentOf(manual.shipment.id)).toMatchObject({ status: 'Planned', departedAt: null, updatedAt: manual.shipment.updatedAt });
+    expect(await visits(wrongWay.shipment.id)).toEqual([{ poiId: destination.id, arrivedAt: iso(wrongWay.t0), departedAt: null }]);
+    expect(await shipmentOf(wrongWay.shipment.id)).toMatchObject({ status: 'Planned', deliveredAt: null, updatedAt: wrongWay.shipment.updatedAt });
+  });
+
+  it('opens and closes every kind of range alert, with its threshold and peak, and their events', async () => {
+    const conditions = {
+      temperature: { minC: 2, maxC: 8 },
+      humidity: { minPercent: 20, maxPercent: 80 },
+      shock: { maxG: 4 },
+      light: { maxLux: 100 },
+      battery: { minPercent: 20 },
+    };
+    const { shipment, device, t0 } = await tracked({ conditions });
+    const fine = { temperatureC: 5, humidityPercent: 50, shockG: 1, lightLux: 10, batteryPercent: 90 };
+    const values = [
+      fine,
+      { temperatureC: 1, humidityPercent: 90, shockG: 5, lightLux: 500, batteryPercent: 10 },
+      { temperatureC: 0, humidityPercent: 95, shockG: 7, lightLux: 300, batteryPercent: 5 },
+      fine,
+      { ...fine, temperatureC: 10, humidityPercent: 10 },
+      { ...fine, temperatureC: 12, humidityPercent: 5 },
+      fine,
+    ];
+    await send(device, [...values.map((value, i) => ({ recordedAt: t0 + i * 1000, ...value })), { recordedAt: t0 + (LATENESS_SECONDS + 10) * 1000, ...fine }]);
+    const expected = [
+      { kind: 'BatteryLow', startedAt: 1000, endedAt: 3000, threshold: 20, peakValue: 5 },
+      { kind: 'HumidityHigh', startedAt: 1000, endedAt: 3000, threshold: 80, peakValue: 95 },
+      { kind: 'HumidityLow', startedAt: 4000, endedAt: 6000, threshold: 20, peakValue: 5 },
+      { kind: 'Light', startedAt: 1000, endedAt: 3000, threshold: 100, peakValue: 500 },
+      { kind: 'Shock', startedAt: 1000, endedAt: 3000, threshold: 4, peakValue: 7 },
+      { kind: 'TemperatureHigh', startedAt: 4000, endedAt: 6000, threshold: 8, peakValue: 12 },
+      { kind: 'TemperatureLow', startedAt: 1000, endedAt: 3000, threshold: 2, peakValue: 0 },
+    ].map((alert) => ({ ...alert, status: 'Closed', deviceId: device.id, shipmentId: shipment.id, startedAt: iso(t0 + alert.startedAt), endedAt: iso(t0 + alert.endedAt) }));
+    const shown = async () =>
+      (await alerts(shipment.id))
+        .map(({ kind, startedAt, endedAt, threshold, peakValue, status, deviceId, shipmentId }) => ({ kind, startedAt, endedAt, threshold, peakValue, status, deviceId, shipmentId }))
+        .sort((a, b) => String(a.kind).localeCompare(String(b.kind)));
+    await until(shown, expected, 'the seven alerts');
+    const ofShipment = async (type: string) => (await events(type)).filter((event) => event.data.shipmentId === shipment.id).length;
+    await until(async () => [await ofShipment('alert.opened'), await ofShipment('alert.closed')], [7, 7], 'seven alert.opened and seven alert.closed');
+    expect((await shipmentOf(shipment.id)).excursions).toEqual({ temperatureSeconds: 4, humiditySeconds: 4 });
+  });
+
+  it('opens one alert however many batches of one excursion two workers evaluate at once', async () => {
+    const second = await stack.startWorker();
+    try {
+      const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
+      const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 5 }, (_, i) => ({ recordedAt: t0 + (b * 5 + i) * 1000, temperatureC: 9 + b })));
+      await Promise.all(batches.map((batch) => send(device, batch)));
+      await send(device, [{ recordedAt: t0 + (LATENESS_SECONDS + 50) * 1000, temperatureC: 20 }]);
+      await evaluatedUpTo(shipment.id, t0 + (LATENESS_SECONDS + 50) * 1000);
+      const open = await alerts(shipment.id);
+      expect(open.map(({ kind, status, startedAt, peakValue }) => ({ kind, status, startedAt, peakValue }))).toEqual([
+        { kind: 'TemperatureHigh', status: 'Open', startedAt: iso(t0), peakValue: 16 },
+      ]);
+      await until(async () => (await events('alert.opened')).filter((event) => event.data.shipmentId === shipment.id).length, 1, 'one alert.opened');
+    } finally {
+      await second.close();
+      stack.workers.splice(stack.workers.indexOf(second), 1);
+    }
+  });
+
+  it('settles a shipment that went silent: what the last readings decide becomes final after the bound', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const { shipment, device, t0 } = await tracked();
+    await send(device, path(t0, [poi.inside, poi.inside, poi.inside]));
+    await evaluatedUpTo(shipment.id, t0 + 2000);
+    expect(await visits(shipment.id)).toEqual([]);
+    // The bound in server time later (the timers would call it then): the same as the sweep does.
+    const evaluator = stack.workers[0]!.get(ShipmentEvaluator);
+    await evaluator.evaluate({ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id }, [], Date.now() + (LATENESS_SECONDS + 1) * 1000);
+    expect(await visits(shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(t0), departedAt: null }]);
+  });
+
+  it('opens SignalLoss after the silence while InTransit, from a timer that survives a restart, and closes it with the next reading', async () => {
+    const { shipment, device } = await tracked({ conditions: { signalLoss: { maxSilenceSeconds: 2 } } });
+    const quiet = await tracked({ conditions: { signalLoss: { maxSilenceSeconds: 1 } } });
+    for (const run of [shipment, quiet.shipment]) {
+      const started = await stack.request('POST', `${base}/shipments/${run.id}/start`, { token: tenant.token });
+      expect(started.status, started.text).toBe(204);
+    }
+    await send(device, [{ recordedAt: Date.now(), temperatureC: 5 }]);
+    const { readings: stored } = (await stack.request('GET', `${base}/devices/${device.id}/readings`, { token: tenant.token })).body;
+    const receivedAt = Date.parse(stored[0].receivedAt);
+    await evaluatedUpTo(shipment.id, Date.parse(stored[0].recordedAt));
+    // The worker goes away and another starts: the timer is in PostgreSQL, the state restored from it and the DMS.
+    await stack.stopWorkers();
+    await stack.startWorker();
+    const signalLoss = async (id: string) => (await alerts(id)).filter((alert) => alert.kind === 'SignalLoss');
+    await eventually(() => signalLoss(shipment.id), (found) => found.length === 1, 'SignalLoss', 20000);
+    expect((await signalLoss(shipment.id))[0]).toMatchObject({ status: 'Open', deviceId: null, startedAt: iso(receivedAt + 2000), threshold: 2, endedAt: null });
+    // A shipment that never reported: silent since it started.
+    await eventually(() => signalLoss(quiet.shipment.id), (found) => found.length === 1 && found[0]?.status === 'Open', 'SignalLoss of the silent shipment', 20000);
+
+    await send(device, [{ recordedAt: Date.now(), temperatureC: 5 }]);
+    await eventually(() => signalLoss(shipment.id), (found) => found[0]?.status === 'Closed', 'SignalLoss closed by the next reading');
+    expect(await signalLoss(shipment.id)).toHaveLength(1);
+  });
+
+  it('evaluates a shipment only against its own account\'s places, and forgets a shipment once it closes', async () => {
+    const theirs = await place({ account: 1 });
+    const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
+    await send(device, [...path(t0, [theirs.inside, theirs.inside, theirs.inside, theirs.inside]), flush(t0 + 3000, theirs.inside)]);
+    await evaluatedUpTo(shipment.id, flush(t0 + 3000, theirs.inside).recordedAt);
+    expect(await visits(shipment.id)).toEqual([]);
+    for (const action of ['start', 'deliver', 'complete']) {
+      const response = await stack.request('POST', `${base}/shipments/${shipment.id}/${action}`, { token: tenant.token });
+      expect(response.status, response.text).toBe(204);
+    }
+    await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
+  });
+});
