@@ -24,14 +24,19 @@ export class EvaluationRecordRepository {
    * that two evaluations of one shipment take turns whichever replica runs them.
    */
   async lock(manager: EntityManager, scope: ShipmentScope): Promise<EvaluationRecord> {
-    await manager.query(
-      `INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id) VALUES ($1, $2, $3) ON CONFLICT (shipment_id) DO NOTHING`,
-      [scope.shipmentId, scope.tenantId, scope.accountId],
-    );
-    const [row]: { version: string; state: GeofenceState | null }[] = await manager.query(
-      'SELECT version, state FROM shipment_evaluations WHERE shipment_id = $1 FOR UPDATE',
-      [scope.shipmentId],
-    );
+    const select = async () =>
+      ((await manager.query('SELECT version, state FROM shipment_evaluations WHERE shipment_id = $1 FOR UPDATE', [scope.shipmentId])) as {
+        version: string;
+        state: GeofenceState | null;
+      }[])[0];
+    let row = await select();
+    if (!row) {
+      await manager.query(
+        `INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id) VALUES ($1, $2, $3) ON CONFLICT (shipment_id) DO NOTHING`,
+        [scope.shipmentId, scope.tenantId, scope.accountId],
+      );
+      row = await select();
+    }
     if (!row) throw new Error(`evaluation record of shipment ${scope.shipmentId} neither inserted nor found`);
     return { version: Number(row.version), state: row.state };
   }

@@ -47,16 +47,15 @@ export class EvaluationStore {
    * `outcomes.saveState`.
    */
   forEvaluation<T>(shipment: ShipmentScope, work: (outcomes: ShipmentOutcomes, record: EvaluationRecord) => Promise<T>): Promise<T | null> {
-    return this.shipments.withLockedForEvaluation(shipment, async (status, manager) => {
+    return this.shipments.withEntityLockedForEvaluation(shipment, async (entity, manager) => {
       const scope = { tenantId: shipment.tenantId, accountId: shipment.accountId, shipmentId: shipment.shipmentId.toLowerCase() };
-      if (status === null || CLOSED_SHIPMENT_STATUSES.includes(status)) {
-        if (status !== null) await this.records.delete(manager, scope.shipmentId);
+      if (entity === null) return null;
+      if (CLOSED_SHIPMENT_STATUSES.includes(entity.status)) {
+        await this.records.delete(manager, scope.shipmentId);
         return null;
       }
-      const entity = await this.shipments.findInTransaction(manager, scope);
-      if (!entity) return null;
       const record = await this.records.lock(manager, scope);
-      const outcomes = new ShipmentOutcomes(manager, scope, status, this.shipments, this.alerts, this.visits, this.excursions, entity, this.records);
+      const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, this.records);
       return work(outcomes, record);
     });
   }

@@ -2,11 +2,12 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetStreamName, type PublishedDeviceReadings, type ReadingsPublished, type ShipmentScope } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
-import type { GeofenceReading } from '@tracking/geofence';
+import type { GeofenceReading, PlaceIndex } from '@tracking/geofence';
 import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
 import { validate as isUuid } from 'uuid';
 import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
+import { PlaceCache } from './place-cache.js';
 import { ShipmentEvaluator } from './shipment-evaluator.js';
 
 /** The readings of one shipment from one or more messages of the readings stream. */
@@ -28,6 +29,7 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     private readonly evaluator: ShipmentEvaluator,
+    private readonly places: PlaceCache,
     @Inject(JETSTREAM_CONNECTION) private readonly nats: NatsConnection,
     @Inject(OMS_CONFIG) private readonly config: OmsConfig,
     @Inject(OMS_LOGGER) private readonly logger: Logger,
@@ -52,11 +54,19 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     let newest = 0;
     for (const shipment of shipments) for (const reading of shipment.readings) newest = Math.max(newest, Date.parse(reading.receivedAt as string));
     await this.wait(newest + this.config.EVALUATION_DELAY_MS - Date.now());
+    // The places of each account once per batch (their version check reads every place of the account).
+    const places = new Map<string, Promise<PlaceIndex>>();
+    const placesOf = (shipment: ShipmentReadings): Promise<PlaceIndex> => {
+      const key = `${shipment.tenantId}/${shipment.accountId}`;
+      let index = places.get(key);
+      if (!index) places.set(key, (index = this.places.forAccount(shipment)));
+      return index;
+    };
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < shipments.length) {
         const shipment = shipments[next++];
-        if (shipment) await this.evaluator.evaluate(shipment, shipment.readings);
+        if (shipment) await this.evaluator.evaluate(shipment, shipment.readings, Date.now(), await placesOf(shipment));
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.config.EVALUATION_CONCURRENCY, shipments.length) }, worker));

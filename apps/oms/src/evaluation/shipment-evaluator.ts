@@ -9,6 +9,7 @@ import {
   type GeofenceReading,
   type GeofenceState,
   openSignalLoss,
+  type PlaceIndex,
   settle,
   settleDueAt,
   signalLossDue,
@@ -22,8 +23,12 @@ import { OMS_CONFIG } from '../tokens.js';
 import { EvaluationMetrics } from './evaluation-metrics.js';
 import { PlaceCache } from './place-cache.js';
 
-/** Full states kept in memory per process (a few KB each plus the readings they retain). */
+/**
+ * Full states kept in memory per process: at most this many shipments, and at most this many retained
+ * readings over all of them (some 100 bytes each). An evicted state is restored when next needed.
+ */
 const CACHED_STATES = 20000;
+const CACHED_READINGS = 2_000_000;
 
 /**
  * Evaluates one shipment at a time (docs/geofence-evaluation.md, "In the service"): in one transaction with
@@ -36,7 +41,11 @@ const CACHED_STATES = 20000;
  */
 @Injectable()
 export class ShipmentEvaluator {
-  private readonly states = new LRUCache<string, { version: number; state: GeofenceState }>({ max: CACHED_STATES });
+  private readonly states = new LRUCache<string, { version: number; state: GeofenceState }>({
+    max: CACHED_STATES,
+    maxSize: CACHED_READINGS,
+    sizeCalculation: (entry) => entry.state.pending.length + 1,
+  });
 
   constructor(
     private readonly store: EvaluationStore,
@@ -48,11 +57,12 @@ export class ShipmentEvaluator {
 
   /**
    * Evaluates the shipment with `readings` (recorded while its devices were assigned to it; none: only the
-   * timers). Nothing when the shipment is gone or closed.
+   * timers). Nothing when the shipment is gone or closed. `placeIndex`: the account's places when the
+   * caller has just looked them up (a batch of many shipments of one account asks once).
    */
-  async evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now()): Promise<void> {
+  async evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now(), placeIndex?: PlaceIndex): Promise<void> {
     const shipmentId = scope.shipmentId.toLowerCase();
-    const places = await this.places.forAccount(scope);
+    const places = placeIndex ?? (await this.places.forAccount(scope));
     const lateness = this.config.EVALUATION_LATENESS_SECONDS;
     try {
       const done = await this.store.forEvaluation(scope, async (outcomes, record) => {

@@ -235,9 +235,20 @@ export class ShipmentRepository {
     await manager.query(`UPDATE shipments SET ${column} = ${column} + $2 WHERE id = $1`, [shipmentId, ms]);
   }
 
-  /** The account's shipment as read in the caller's transaction (no lock of its own), or null. */
-  findInTransaction(manager: EntityManager, scope: ShipmentScope): Promise<ShipmentEntity | null> {
-    return manager.findOne(ShipmentEntity, { where: { id: scope.shipmentId, tenantId: scope.tenantId, accountId: scope.accountId } });
+  /**
+   * As `withLockedForEvaluation` (the same `FOR KEY SHARE`), with the whole shipment rather than its
+   * status, for the evaluation of readings, which needs its conditions, places and lifecycle times.
+   */
+  withEntityLockedForEvaluation<T>(scope: ShipmentScope, work: (shipment: ShipmentEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.shipments.manager.transaction(async (manager) => {
+      const shipment = isUuid(scope.shipmentId)
+        ? await manager.findOne(ShipmentEntity, {
+            where: { id: scope.shipmentId.toLowerCase(), accountId: scope.accountId, tenantId: scope.tenantId },
+            lock: { mode: 'for_key_share' },
+          })
+        : null;
+      return work(shipment, manager);
+    });
   }
 
   /**
