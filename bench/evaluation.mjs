@@ -133,7 +133,15 @@ async function main() {
     }
   })();
 
+  /** The worker's own histogram of evaluation_lag_seconds (receipt -> evaluation commit): [count, sum]. */
+  async function evaluationLag() {
+    const text = await (await fetch(`http://127.0.0.1:${stack.ports.worker}/metrics`)).text();
+    const value = (name) => Number(text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm'))?.[1] ?? 0);
+    return [value('evaluation_lag_seconds_count'), value('evaluation_lag_seconds_sum')];
+  }
+
   async function run(seconds) {
+    const [count0, sum0] = await evaluationLag();
     const lags = [];
     const batchLatencies = [];
     const pendingDecisions = [];
@@ -170,6 +178,7 @@ async function main() {
       if (arrived === undefined) missing++;
       else lags.push(arrived - decision.committed);
     }
+    const [count1, sum1] = await evaluationLag();
     lags.sort((a, b) => a - b);
     batchLatencies.sort((a, b) => a - b);
     const pct = (values, p) => (values.length ? Math.round(values[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]) : null);
@@ -181,6 +190,7 @@ async function main() {
       lagP99: pct(lags, 99),
       lagMax: lags.length ? Math.round(lags.at(-1)) : null,
       batchP99: pct(batchLatencies, 99),
+      evaluationLagMean: count1 > count0 ? Math.round(((sum1 - sum0) / (count1 - count0)) * 1000) : null,
     };
   }
 
@@ -191,11 +201,12 @@ async function main() {
     stack.assertAlive();
     results.runs.push(result);
     print(`  run ${i}: ${result.readingsPerSecond} readings/s (batch p99 ${result.batchP99} ms), ${result.arrivals} arrivals, ` +
-      `lag p50 ${result.lagP50} ms, p99 ${result.lagP99} ms, max ${result.lagMax} ms, missing ${result.missing}`);
+      `lag p50 ${result.lagP50} ms, p99 ${result.lagP99} ms, max ${result.lagMax} ms, missing ${result.missing}; ` +
+      `receipt -> evaluation mean ${result.evaluationLagMean} ms`);
   }
   polling = false;
   await poller;
-  const summary = Object.fromEntries(['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99'].map((k) => [k, median(results.runs.map((r) => r[k]))]));
+  const summary = Object.fromEntries(['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99', 'evaluationLagMean'].map((k) => [k, median(results.runs.map((r) => r[k]))]));
   results.median = summary;
   print('\nMedians:');
   print(table(['figure', 'value'], [
@@ -204,12 +215,18 @@ async function main() {
     ['arrivals measured per run', summary.arrivals],
     ['lag commit -> feed p50 / p99 / max, ms', `${summary.lagP50} / ${summary.lagP99} / ${summary.lagMax}`],
     ['arrivals missing after 30 s', summary.missing],
+    ['receipt -> evaluation commit, mean ms (worker metric)', summary.evaluationLagMean],
   ]));
   writeResults('evaluation', results);
 }
 
+let exitCode = 0;
 try {
   await main();
+} catch (error) {
+  process.stderr.write(`\nbench:evaluation failed: ${error.stack ?? error}\n`);
+  exitCode = 1;
 } finally {
-  await stack.stop();
+  await stack.close();
 }
+process.exit(exitCode);

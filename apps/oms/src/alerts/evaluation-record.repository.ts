@@ -11,6 +11,14 @@ export interface EvaluationRecord {
   state: GeofenceState | null;
 }
 
+/** A new state to store, read at `version`. */
+export interface StateSave {
+  shipmentId: string;
+  version: number;
+  state: GeofenceState;
+  dueAt: Date | null;
+}
+
 /** A due shipment for the timers' sweep. */
 export interface DueEvaluation extends ShipmentScope {
   dueAt: Date;
@@ -20,38 +28,51 @@ export interface DueEvaluation extends ShipmentScope {
 @Injectable()
 export class EvaluationRecordRepository {
   /**
-   * The shipment's record, locked `FOR UPDATE` until the transaction ends (created first when missing), so
-   * that two evaluations of one shipment take turns whichever replica runs them.
+   * The shipments' records, locked `FOR UPDATE` in id order until the transaction ends (created first when
+   * missing), so that two evaluations of one shipment take turns whichever worker runs them.
    */
-  async lock(manager: EntityManager, scope: ShipmentScope): Promise<EvaluationRecord> {
-    const select = async () =>
-      ((await manager.query('SELECT version, state FROM shipment_evaluations WHERE shipment_id = $1 FOR UPDATE', [scope.shipmentId])) as {
-        version: string;
-        state: GeofenceState | null;
-      }[])[0];
-    let row = await select();
-    if (!row) {
-      await manager.query(
-        `INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id) VALUES ($1, $2, $3) ON CONFLICT (shipment_id) DO NOTHING`,
-        [scope.shipmentId, scope.tenantId, scope.accountId],
+  async lock(manager: EntityManager, shipments: readonly { id: string; tenantId: string; accountId: string }[]): Promise<Map<string, EvaluationRecord>> {
+    const records = new Map<string, EvaluationRecord>();
+    if (shipments.length === 0) return records;
+    const select = async (ids: string[]) => {
+      const rows: { shipment_id: string; version: string; state: GeofenceState | null }[] = await manager.query(
+        'SELECT shipment_id, version, state FROM shipment_evaluations WHERE shipment_id = ANY($1::uuid[]) ORDER BY shipment_id FOR UPDATE',
+        [ids],
       );
-      row = await select();
+      for (const row of rows) records.set(row.shipment_id, { version: Number(row.version), state: row.state });
+    };
+    await select(shipments.map((shipment) => shipment.id));
+    const missing = shipments.filter((shipment) => !records.has(shipment.id));
+    if (missing.length > 0) {
+      await manager.query(
+        `INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id)
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) ORDER BY 1 ON CONFLICT (shipment_id) DO NOTHING`,
+        [missing.map((s) => s.id), missing.map((s) => s.tenantId), missing.map((s) => s.accountId)],
+      );
+      await select(missing.map((shipment) => shipment.id));
     }
-    if (!row) throw new Error(`evaluation record of shipment ${scope.shipmentId} neither inserted nor found`);
-    return { version: Number(row.version), state: row.state };
+    return records;
   }
 
-  /** Stores the state of the evaluation that read `version`, and when the timers must look next (null: never). */
-  async save(manager: EntityManager, shipmentId: string, version: number, state: GeofenceState, dueAt: Date | null): Promise<void> {
+  /** Stores each evaluation's state (read at `version`) and when the timers must look next, in one statement. */
+  async save(manager: EntityManager, saves: readonly StateSave[]): Promise<void> {
+    if (saves.length === 0) return;
     await manager.query(
-      `UPDATE shipment_evaluations SET version = $2 + 1, state = $3::jsonb, due_at = $4, updated_at = now() WHERE shipment_id = $1`,
-      [shipmentId, version, JSON.stringify(state), dueAt && dueAt.toISOString()],
+      `UPDATE shipment_evaluations AS e SET version = u.version + 1, state = u.state, due_at = u.due_at, updated_at = now()
+         FROM unnest($1::uuid[], $2::bigint[], $3::jsonb[], $4::timestamptz[]) AS u (shipment_id, version, state, due_at)
+        WHERE e.shipment_id = u.shipment_id`,
+      [
+        saves.map((save) => save.shipmentId),
+        saves.map((save) => save.version),
+        saves.map((save) => JSON.stringify(save.state)),
+        saves.map((save) => save.dueAt && save.dueAt.toISOString()),
+      ],
     );
   }
 
-  /** The shipment is closed: nothing is evaluated for it any more. */
-  async delete(manager: EntityManager, shipmentId: string): Promise<void> {
-    await manager.query('DELETE FROM shipment_evaluations WHERE shipment_id = $1', [shipmentId]);
+  /** The shipments are closed: nothing is evaluated for them any more. */
+  async delete(manager: EntityManager, shipmentIds: readonly string[]): Promise<void> {
+    await manager.query('DELETE FROM shipment_evaluations WHERE shipment_id = ANY($1::uuid[])', [shipmentIds]);
   }
 
   /**

@@ -11,6 +11,7 @@ import {
   type VisitEventData,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import type { GeofenceState } from '@tracking/geofence';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
@@ -18,7 +19,7 @@ import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
-import { type EvaluationRecord, EvaluationRecordRepository } from './evaluation-record.repository.js';
+import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
 import { AlertLifecycle } from './alert-lifecycle.js';
 import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
 import { VisitRepository } from './visit.repository.js';
@@ -39,24 +40,35 @@ export class EvaluationStore {
   ) {}
 
   /**
-   * One evaluation's transaction: the shipment locked `FOR KEY SHARE` (as in `forShipment`), then its
-   * evaluation record locked `FOR UPDATE`, so that two evaluations of one shipment take turns whichever
-   * replica runs them (in this order, the order in which a lifecycle transition takes them too). When the
-   * shipment is gone or closed, its record is deleted, `work` does not run and the answer is null.
-   * `work` gets the shipment as it is (`outcomes.shipment`) and the record, and saves the new state with
-   * `outcomes.saveState`.
+   * One transaction for the evaluations of several shipments (the evaluation works in chunks: one commit
+   * for many shipments). The shipments are locked `FOR KEY SHARE` (as in `forShipment`: a transition or
+   * delete waits, and is waited for), then their evaluation records `FOR UPDATE`, both in id order, so
+   * that two evaluations of one shipment take turns whichever worker runs them (this order is the one a
+   * lifecycle transition takes them in too). Shipments gone or closed are left out (their records are
+   * deleted). `work` gets each remaining one's outcomes (with `outcomes.shipment`) and record, and saves
+   * each new state with `outcomes.saveState`; the states are written together after it. A throw rolls
+   * back the whole chunk.
    */
-  forEvaluation<T>(shipment: ShipmentScope, work: (outcomes: ShipmentOutcomes, record: EvaluationRecord) => Promise<T>): Promise<T | null> {
-    return this.shipments.withEntityLockedForEvaluation(shipment, async (entity, manager) => {
-      const scope = { tenantId: shipment.tenantId, accountId: shipment.accountId, shipmentId: shipment.shipmentId.toLowerCase() };
-      if (entity === null) return null;
-      if (CLOSED_SHIPMENT_STATUSES.includes(entity.status)) {
-        await this.records.delete(manager, scope.shipmentId);
-        return null;
-      }
-      const record = await this.records.lock(manager, scope);
-      const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, this.records);
-      return work(outcomes, record);
+  async forEvaluations<T>(
+    scopes: readonly ShipmentScope[],
+    work: (evaluations: { outcomes: ShipmentOutcomes; record: EvaluationRecord }[]) => Promise<T>,
+  ): Promise<T> {
+    return this.shipments.withEntitiesLockedForEvaluation(scopes, async (entities, manager) => {
+      const closed = entities.filter((entity) => CLOSED_SHIPMENT_STATUSES.includes(entity.status)).map((entity) => entity.id);
+      if (closed.length > 0) await this.records.delete(manager, closed);
+      const open = entities.filter((entity) => !CLOSED_SHIPMENT_STATUSES.includes(entity.status));
+      const records = await this.records.lock(manager, open);
+      const saves: StateSave[] = [];
+      const evaluations = open.map((entity) => {
+        const scope = { tenantId: entity.tenantId, accountId: entity.accountId, shipmentId: entity.id };
+        const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, saves);
+        const record = records.get(entity.id);
+        if (!record) throw new Error(`no evaluation record of shipment ${entity.id}`);
+        return { outcomes, record };
+      });
+      const result = await work(evaluations);
+      await this.records.save(manager, saves);
+      return result;
     });
   }
 
@@ -88,15 +100,18 @@ export class ShipmentOutcomes {
     private readonly alerts: AlertLifecycle,
     private readonly visits: VisitRepository,
     private readonly excursions: ExcursionRepository,
-    /** The shipment as read in this transaction (only in `forEvaluation`); transitions made here update it. */
+    /** The shipment as read in this transaction (only in `forEvaluations`); transitions made here update it. */
     readonly shipment?: ShipmentEntity,
-    private readonly records?: EvaluationRecordRepository,
+    private readonly saves?: StateSave[],
   ) {}
 
-  /** Stores the evaluation's new state (see `EvaluationRecordRepository.save`). */
-  async saveState(version: number, state: Parameters<EvaluationRecordRepository['save']>[3], dueAt: Date | null): Promise<void> {
-    if (!this.records) throw new Error('saveState outside forEvaluation');
-    await this.records.save(this.manager, this.scope.shipmentId, version, state, dueAt);
+  /**
+   * The evaluation's new state, read at `version`, and when the timers must look at the shipment next
+   * (null: never); written at the end of the transaction with the other shipments' of the chunk.
+   */
+  saveState(version: number, state: GeofenceState, dueAt: Date | null): void {
+    if (!this.saves) throw new Error('saveState outside forEvaluations');
+    this.saves.push({ shipmentId: this.scope.shipmentId, version, state, dueAt });
   }
 
   /**
@@ -206,7 +221,7 @@ export class ShipmentOutcomes {
     return recorded;
   }
 
-  private get account(): AccountScope {
+  get account(): AccountScope {
     return { tenantId: this.scope.tenantId, accountId: this.scope.accountId };
   }
 

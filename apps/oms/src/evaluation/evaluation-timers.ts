@@ -7,7 +7,7 @@ import { EvaluationRecordRepository } from '../alerts/evaluation-record.reposito
 import type { OmsConfig } from '../config.js';
 import { queuePrefix } from '../operations/operation-queue.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
-import { ShipmentEvaluator } from './shipment-evaluator.js';
+import { EVALUATION_CHUNK, ShipmentEvaluator } from './shipment-evaluator.js';
 
 export const EVALUATION_TIMERS_QUEUE = 'evaluation-timers';
 /** The one job scheduler every worker upserts: BullMQ runs its sweep once per interval, on one worker. */
@@ -60,11 +60,12 @@ export class EvaluationTimers implements OnApplicationBootstrap, OnApplicationSh
     let swept = 0;
     for (;;) {
       const due = await this.records.due(this.dataSource.manager, SWEEP_BATCH);
-      for (const shipment of due) {
+      for (let i = 0; i < due.length; i += EVALUATION_CHUNK) {
+        const chunk = due.slice(i, i + EVALUATION_CHUNK).map((shipment) => ({ ...shipment, readings: [] }));
         try {
-          await this.evaluator.evaluate(shipment, [], now);
+          await this.evaluator.evaluateMany(chunk, now);
         } catch (error) {
-          this.logger.warn({ err: error, shipmentId: shipment.shipmentId }, 'evaluation timer failed; the shipment stays due');
+          this.logger.warn({ err: error, shipments: chunk.length }, 'evaluation timers failed; the shipments stay due');
         }
       }
       swept += due.length;

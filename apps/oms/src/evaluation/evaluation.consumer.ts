@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetStreamName, type PublishedDeviceReadings, type ReadingsPublished, type ShipmentScope } from '@tracking/contracts';
+import { type AccountScope, jetStreamName, type PublishedDeviceReadings, type ReadingsPublished, type ShipmentScope } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
 import type { GeofenceReading, PlaceIndex } from '@tracking/geofence';
 import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
@@ -8,7 +8,7 @@ import { validate as isUuid } from 'uuid';
 import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { PlaceCache } from './place-cache.js';
-import { ShipmentEvaluator } from './shipment-evaluator.js';
+import { EVALUATION_CHUNK, ShipmentEvaluator } from './shipment-evaluator.js';
 
 /** The readings of one shipment from one or more messages of the readings stream. */
 export interface ShipmentReadings extends ShipmentScope {
@@ -19,7 +19,8 @@ export interface ShipmentReadings extends ShipmentScope {
  * Feeds the readings stream to the evaluation: the durable consumer `<PREFIX>shipment-evaluation`, shared
  * by the workers. Each batch of messages is grouped by shipment; once `EVALUATION_DELAY_MS` has passed
  * since the newest receipt in it (the reorder buffer: a burst is evaluated at once), every shipment of the
- * batch is evaluated, `EVALUATION_CONCURRENCY` at a time, and the messages are acknowledged only then. A
+ * batch is evaluated, in chunks of `EVALUATION_CHUNK` shipments per transaction, `EVALUATION_CONCURRENCY`
+ * chunks at a time, and the messages are acknowledged only then. A
  * batch that fails comes back whole: evaluations are idempotent (a reading evaluated twice is a repeat).
  */
 @Injectable()
@@ -56,20 +57,24 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     await this.wait(newest + this.config.EVALUATION_DELAY_MS - Date.now());
     // The places of each account once per batch (their version check reads every place of the account).
     const places = new Map<string, Promise<PlaceIndex>>();
-    const placesOf = (shipment: ShipmentReadings): Promise<PlaceIndex> => {
-      const key = `${shipment.tenantId}/${shipment.accountId}`;
+    const placesOf = (account: AccountScope): Promise<PlaceIndex> => {
+      const key = `${account.tenantId}/${account.accountId}`;
       let index = places.get(key);
-      if (!index) places.set(key, (index = this.places.forAccount(shipment)));
+      if (!index) places.set(key, (index = this.places.forAccount(account)));
       return index;
     };
+    // Chunks of shipments in id order (each one transaction), EVALUATION_CONCURRENCY chunks at a time.
+    shipments.sort((a, b) => (a.shipmentId < b.shipmentId ? -1 : a.shipmentId > b.shipmentId ? 1 : 0));
+    const chunks: ShipmentReadings[][] = [];
+    for (let i = 0; i < shipments.length; i += EVALUATION_CHUNK) chunks.push(shipments.slice(i, i + EVALUATION_CHUNK));
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < shipments.length) {
-        const shipment = shipments[next++];
-        if (shipment) await this.evaluator.evaluate(shipment, shipment.readings, Date.now(), await placesOf(shipment));
+      while (next < chunks.length) {
+        const chunk = chunks[next++];
+        if (chunk) await this.evaluator.evaluateMany(chunk, Date.now(), placesOf);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.config.EVALUATION_CONCURRENCY, shipments.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.config.EVALUATION_CONCURRENCY, chunks.length) }, worker));
   }
 
   /** The reorder delay; cut short when the process stops (the batch is then evaluated at once). */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type AlertKind, ShipmentAction, type ShipmentScope } from '@tracking/contracts';
+import { type AccountScope, type AlertKind, ShipmentAction, type ShipmentScope } from '@tracking/contracts';
 import {
   type AlertKind as GeofenceAlertKind,
   evaluate,
@@ -16,12 +16,17 @@ import {
   withoutPending,
 } from '@tracking/geofence';
 import { LRUCache } from 'lru-cache';
+import type { EvaluationRecord } from '../alerts/evaluation-record.repository.js';
 import { EvaluationStore, type ShipmentOutcomes } from '../alerts/evaluation-store.js';
+import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
 import { OMS_CONFIG } from '../tokens.js';
 import { EvaluationMetrics } from './evaluation-metrics.js';
 import { PlaceCache } from './place-cache.js';
+
+/** Shipments evaluated per transaction at most (the consumer and the timers cut their work in such chunks). */
+export const EVALUATION_CHUNK = 100;
 
 /**
  * Full states kept in memory per process: at most this many shipments, and at most this many retained
@@ -57,61 +62,95 @@ export class ShipmentEvaluator {
 
   /**
    * Evaluates the shipment with `readings` (recorded while its devices were assigned to it; none: only the
-   * timers). Nothing when the shipment is gone or closed. `placeIndex`: the account's places when the
-   * caller has just looked them up (a batch of many shipments of one account asks once).
+   * timers). Nothing when the shipment is gone or closed.
    */
-  async evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now(), placeIndex?: PlaceIndex): Promise<void> {
-    const shipmentId = scope.shipmentId.toLowerCase();
-    const places = placeIndex ?? (await this.places.forAccount(scope));
-    const lateness = this.config.EVALUATION_LATENESS_SECONDS;
+  evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now()): Promise<void> {
+    return this.evaluateMany([{ ...scope, readings }], now);
+  }
+
+  /**
+   * Evaluates several shipments in one transaction (one commit for them all: the evaluation's cost is
+   * mostly round trips and commits). `placesOf` gives an account's places when the caller has them (a
+   * batch of many shipments of one account looks them up once). All or nothing: a failure leaves every
+   * shipment of the call as it was.
+   */
+  async evaluateMany(
+    items: readonly (ShipmentScope & { readings: readonly GeofenceReading[] })[],
+    now = Date.now(),
+    placesOf: (account: AccountScope) => Promise<PlaceIndex> = (account) => this.places.forAccount(account),
+  ): Promise<void> {
+    const readingsOf = new Map(items.map((item) => [item.shipmentId.toLowerCase(), item.readings]));
+    const done = new Map<string, { version: number; state: GeofenceState }>();
     try {
-      const done = await this.store.forEvaluation(scope, async (outcomes, record) => {
-        const shipment = outcomes.shipment;
-        if (!shipment) throw new Error('forEvaluation gives the shipment');
-        const options = (): EvaluationOptions => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds: lateness });
-        const changes: GeofenceChange[] = [];
-        let state: GeofenceState | null = null;
-        const cached = this.states.get(shipmentId);
-        if (cached?.version === record.version) state = cached.state;
-        else if (record.state) {
-          // Another process evaluated last, or this one restarted: the stored state without its retained
-          // readings, and those readings again from the DMS (every reading at or after the horizon).
-          this.metrics.restores.inc();
-          const retained = await this.dms.shipmentReadings({ ...scope, shipmentId, from: record.state.horizon ?? 0 });
-          const restored = evaluate(record.state, retained, options());
-          state = restored.state;
-          changes.push(...restored.changes);
+      await this.store.forEvaluations(items, async (evaluations) => {
+        for (const { outcomes, record } of evaluations) {
+          const shipment = outcomes.shipment;
+          if (!shipment) throw new Error('forEvaluations gives the shipment');
+          const state = await this.evaluateOne(outcomes, shipment, record, readingsOf.get(shipment.id) ?? [], now, await placesOf(outcomes.account));
+          done.set(shipment.id, { version: record.version + 1, state });
         }
-        if (readings.length > 0 || state === null) {
-          const result = evaluate(state, readings, options());
-          state = result.state;
-          changes.push(...result.changes);
-        }
-        const settleAt = settleDueAt(state, lateness);
-        if (settleAt !== null && settleAt.getTime() <= now) {
-          const settled = settle(state, options());
-          state = settled.state;
-          changes.push(...settled.changes);
-        }
-        await this.record(outcomes, changes);
-        const signalLoss = openSignalLoss(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0, now);
-        state = signalLoss.state;
-        await this.record(outcomes, signalLoss.changes);
-        const excursions = excursionsOf(state);
-        if (excursions.temperatureSeconds > 0 || excursions.humiditySeconds > 0) {
-          await outcomes.setExcursions(excursions.temperatureSeconds * 1000, excursions.humiditySeconds * 1000);
-        }
-        const dueAt = earliest(settleDueAt(state, lateness), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
-        await outcomes.saveState(record.version, withoutPending(state), dueAt);
-        return { version: record.version + 1, state };
       });
-      if (done) this.states.set(shipmentId, done);
-      else this.states.delete(shipmentId);
     } catch (error) {
-      this.states.delete(shipmentId);
+      for (const shipmentId of readingsOf.keys()) this.states.delete(shipmentId);
       throw error;
     }
-    this.metrics.evaluated(readings, Date.now());
+    for (const shipmentId of readingsOf.keys()) {
+      const evaluated = done.get(shipmentId);
+      if (evaluated) this.states.set(shipmentId, evaluated);
+      else this.states.delete(shipmentId);
+    }
+    const committed = Date.now();
+    for (const item of items) this.metrics.evaluated(item.readings, committed);
+  }
+
+  private async evaluateOne(
+    outcomes: ShipmentOutcomes,
+    shipment: ShipmentEntity,
+    record: EvaluationRecord,
+    readings: readonly GeofenceReading[],
+    now: number,
+    places: PlaceIndex,
+  ): Promise<GeofenceState> {
+    const lateness = this.config.EVALUATION_LATENESS_SECONDS;
+    const options = (): EvaluationOptions => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds: lateness });
+    const changes: GeofenceChange[] = [];
+    let state: GeofenceState | null = null;
+    const cached = this.states.get(shipment.id);
+    if (cached?.version === record.version) state = cached.state;
+    else if (record.state) {
+      // Another process evaluated last, or this one restarted: the stored state without its retained
+      // readings, and those readings again from the DMS (every reading at or after the horizon).
+      this.metrics.restores.inc();
+      const retained = await this.dms.shipmentReadings({ ...outcomes.account, shipmentId: shipment.id, from: record.state.horizon ?? 0 });
+      const restored = evaluate(record.state, retained, options());
+      state = restored.state;
+      changes.push(...restored.changes);
+    }
+    if (readings.length > 0 || state === null) {
+      const result = evaluate(state, readings, options());
+      state = result.state;
+      changes.push(...result.changes);
+    }
+    const settleAt = settleDueAt(state, lateness);
+    if (settleAt !== null && settleAt.getTime() <= now) {
+      const settled = settle(state, options());
+      state = settled.state;
+      changes.push(...settled.changes);
+    }
+    await this.record(outcomes, changes);
+    const signalLoss = openSignalLoss(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0, now);
+    state = signalLoss.state;
+    await this.record(outcomes, signalLoss.changes);
+    const excursions = excursionsOf(state);
+    const temperatureMs = Math.round(excursions.temperatureSeconds * 1000);
+    const humidityMs = Math.round(excursions.humiditySeconds * 1000);
+    // Only a total that grew is written (the row's values as read with the lock).
+    if (temperatureMs > Number(shipment.excursionTemperatureMs) || humidityMs > Number(shipment.excursionHumidityMs)) {
+      await outcomes.setExcursions(temperatureMs, humidityMs);
+    }
+    const dueAt = earliest(settleDueAt(state, lateness), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
+    outcomes.saveState(record.version, withoutPending(state), dueAt);
+    return state;
   }
 
   /** Records the changes in their (event-time) order, each once, with the autoTransitions they imply. */

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type PageRequest, type ShipmentFilters, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
 import { batchedRows } from '@tracking/database';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
-import type { EntityManager, Repository } from 'typeorm';
+import { type EntityManager, In, type Repository } from 'typeorm';
 import { validate as isUuid } from 'uuid';
 import { ShipmentEntity } from './shipment.entity.js';
 
@@ -236,18 +236,19 @@ export class ShipmentRepository {
   }
 
   /**
-   * As `withLockedForEvaluation` (the same `FOR KEY SHARE`), with the whole shipment rather than its
-   * status, for the evaluation of readings, which needs its conditions, places and lifecycle times.
+   * As `withLockedForEvaluation` (the same `FOR KEY SHARE`), for several shipments in id order, with the
+   * whole shipments rather than their status, for the evaluation of readings (which needs conditions,
+   * places and lifecycle times). A scope naming no shipment of its account is left out.
    */
-  withEntityLockedForEvaluation<T>(scope: ShipmentScope, work: (shipment: ShipmentEntity | null, manager: EntityManager) => Promise<T>): Promise<T> {
+  withEntitiesLockedForEvaluation<T>(scopes: readonly ShipmentScope[], work: (shipments: ShipmentEntity[], manager: EntityManager) => Promise<T>): Promise<T> {
     return this.shipments.manager.transaction(async (manager) => {
-      const shipment = isUuid(scope.shipmentId)
-        ? await manager.findOne(ShipmentEntity, {
-            where: { id: scope.shipmentId.toLowerCase(), accountId: scope.accountId, tenantId: scope.tenantId },
-            lock: { mode: 'for_key_share' },
-          })
-        : null;
-      return work(shipment, manager);
+      const wanted = new Map(scopes.filter((scope) => isUuid(scope.shipmentId)).map((scope) => [scope.shipmentId.toLowerCase(), scope]));
+      const found = wanted.size === 0 ? [] : await manager.find(ShipmentEntity, { where: { id: In([...wanted.keys()]) }, order: { id: 'ASC' }, lock: { mode: 'for_key_share' } });
+      const owned = found.filter((shipment) => {
+        const scope = wanted.get(shipment.id);
+        return scope !== undefined && scope.tenantId === shipment.tenantId && scope.accountId === shipment.accountId;
+      });
+      return work(owned, manager);
     });
   }
 
