@@ -32,8 +32,9 @@ afterAll(async () => {
   await deleteStreams(prefix);
 });
 
-function consumer(handle: (batch: string[]) => Promise<void>): DurableConsumer<string> {
+function consumer(handle: (batch: string[]) => Promise<void>, concurrentBatches?: number): DurableConsumer<string> {
   return new DurableConsumer<string>({
+    concurrentBatches,
     nats,
     stream,
     durable: jetStreamName(prefix, `durable-${++durables}`),
@@ -98,5 +99,45 @@ describe('a durable consumer', () => {
     await twice;
     await subject.stop();
     expect(calls).toBe(2);
+  });
+
+  it('keeps one batch at a time by default, and runs up to concurrentBatches side by side when asked', async () => {
+    for (const [concurrent, expected] of [
+      [undefined, 1],
+      [3, 3],
+    ] as const) {
+      const tag = `c${concurrent ?? 1}-`;
+      let running = 0;
+      let most = 0;
+      const seen: string[] = [];
+      let started: () => void = () => undefined;
+      const consuming = new Promise<void>((resolve) => (started = resolve));
+      let done: () => void = () => undefined;
+      const all = new Promise<void>((resolve) => (done = resolve));
+      const subject = consumer(async (batch) => {
+        if (batch.includes(`${tag}start`)) started();
+        const mine = batch.filter((body) => body.startsWith(tag) && body !== `${tag}start`);
+        if (mine.length === 0) return;
+        running++;
+        most = Math.max(most, running);
+        // Long enough for the next messages to arrive and form batches of their own meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        running--;
+        seen.push(...mine);
+        if (seen.length >= 6) done();
+      }, concurrent);
+      subject.start();
+      // Once it consumes (the subscription is set up), one message every 20 ms.
+      await publish(`${tag}start`);
+      await consuming;
+      for (let i = 0; i < 6; i++) {
+        await publish(`${tag}${i}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await all;
+      await subject.stop();
+      expect(most).toBe(expected);
+      expect([...seen].sort()).toEqual(Array.from({ length: 6 }, (_, i) => `${tag}${i}`));
+    }
   });
 });

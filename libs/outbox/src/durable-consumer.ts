@@ -22,6 +22,12 @@ export interface DurableConsumerOptions<T> {
   logger: Logger;
   /** The most messages handed to one handler call. */
   maxBatch?: number;
+  /**
+   * Handler calls in flight at once (default 1: one batch at a time). With more, a new batch starts while
+   * earlier ones are still being handled (each is acknowledged when its own call resolves), for handlers
+   * that mostly wait, such as a reorder delay; the handler then orders its own work.
+   */
+  concurrentBatches?: number;
   /** How long a message may stay unacknowledged before JetStream redelivers it (to any replica). */
   ackWaitMs?: number;
   retryDelayMs?: number;
@@ -41,6 +47,8 @@ export class DurableConsumer<T> {
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
   private retryDone: (() => void) | undefined;
+  /** Wakes a drain that waits for its batches in flight when a message comes (concurrentBatches > 1). */
+  private wake: (() => void) | undefined;
 
   constructor(private readonly options: DurableConsumerOptions<T>) {}
 
@@ -114,6 +122,7 @@ export class DurableConsumer<T> {
     clearTimeout(this.retry);
     this.retryDone?.();
     await this.messages?.close().catch(() => undefined);
+    this.wake?.();
     await this.reading;
     await this.draining;
     for (const message of this.queue.splice(0)) message.nak();
@@ -127,16 +136,26 @@ export class DurableConsumer<T> {
       }
       this.queue.push(message);
       if (!this.draining) this.draining = this.drain();
+      else this.wake?.();
     }
   }
 
   private async drain(): Promise<void> {
     const maxBatch = this.options.maxBatch ?? 256;
+    const concurrent = this.options.concurrentBatches ?? 1;
+    const inFlight = new Set<Promise<void>>();
     // Let the messages that arrived together join one batch.
     await Promise.resolve();
     for (;;) {
-      // Checked and cleared in one turn, so that a message queued after this check starts a new drain.
       if (this.queue.length === 0 || this.stopped) {
+        // Batches still in flight: wait for one of them or for a new message, then look again (a new
+        // drain never runs beside this one).
+        if (inFlight.size > 0) {
+          await Promise.race([...inFlight, new Promise<void>((resolve) => (this.wake = resolve))]);
+          this.wake = undefined;
+          continue;
+        }
+        // Checked and cleared in one turn, so that a message queued after this check starts a new drain.
         this.draining = undefined;
         return;
       }
@@ -153,14 +172,21 @@ export class DurableConsumer<T> {
         }
       }
       if (decoded.length === 0) continue;
-      try {
-        await this.options.handle(decoded);
-        for (const message of accepted) message.ack();
-      } catch (error) {
-        this.options.logger.warn({ err: error, messages: accepted.length }, 'stream batch failed; it will be redelivered');
-        const delay = this.options.retryDelayMs ?? 1000;
-        for (const message of accepted) message.nak(delay);
-      }
+      const handling = this.handleBatch(decoded, accepted);
+      inFlight.add(handling);
+      void handling.finally(() => inFlight.delete(handling));
+      if (inFlight.size >= concurrent) await Promise.race(inFlight);
+    }
+  }
+
+  private async handleBatch(decoded: T[], accepted: JsMsg[]): Promise<void> {
+    try {
+      await this.options.handle(decoded);
+      for (const message of accepted) message.ack();
+    } catch (error) {
+      this.options.logger.warn({ err: error, messages: accepted.length }, 'stream batch failed; it will be redelivered');
+      const delay = this.options.retryDelayMs ?? 1000;
+      for (const message of accepted) message.nak(delay);
     }
   }
 }

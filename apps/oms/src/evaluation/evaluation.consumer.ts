@@ -26,7 +26,12 @@ export interface ShipmentReadings extends ShipmentScope {
 @Injectable()
 export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private consumer: DurableConsumer<ShipmentReadings[]> | undefined;
-  private waiting: { timer: NodeJS.Timeout; done: () => void } | undefined;
+  private readonly waiting = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
+  /** Per shipment, the end of the last batch of this process that evaluates it. */
+  private readonly tails = new Map<string, Promise<void>>();
+  /** Chunk transactions running now, at most EVALUATION_CONCURRENCY; the others wait here. */
+  private running = 0;
+  private readonly slots: (() => void)[] = [];
 
   constructor(
     private readonly evaluator: ShipmentEvaluator,
@@ -46,6 +51,8 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
       handle: (batch) => this.handle(batch.flat()),
       logger: this.logger,
       maxBatch: 512,
+      // Batches wait out the reorder delay side by side; their evaluations then take turns (`handle`).
+      concurrentBatches: 64,
     });
     this.consumer.start();
   }
@@ -55,6 +62,24 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     let newest = 0;
     for (const shipment of shipments) for (const reading of shipment.readings) newest = Math.max(newest, Date.parse(reading.receivedAt as string));
     await this.wait(newest + this.config.EVALUATION_DELAY_MS - Date.now());
+    // A batch waits for the earlier batches of this process that hold any of its shipments, so that a
+    // shipment is never evaluated by two of them at once here (the record's lock orders other workers);
+    // batches of other shipments run beside it.
+    const ids = shipments.map((shipment) => shipment.shipmentId);
+    const earlier = new Set(ids.flatMap((id) => this.tails.get(id) ?? []));
+    const run = Promise.all(earlier).then(() => this.evaluate(shipments));
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const id of ids) this.tails.set(id, tail);
+    void tail.then(() => {
+      for (const id of ids) if (this.tails.get(id) === tail) this.tails.delete(id);
+    });
+    await run;
+  }
+
+  private async evaluate(shipments: ShipmentReadings[]): Promise<void> {
     // The places of each account once per batch (their version check reads every place of the account).
     const places = new Map<string, Promise<PlaceIndex>>();
     const placesOf = (account: AccountScope): Promise<PlaceIndex> => {
@@ -63,33 +88,47 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
       if (!index) places.set(key, (index = this.places.forAccount(account)));
       return index;
     };
-    // Chunks of shipments in id order (each one transaction), EVALUATION_CONCURRENCY chunks at a time.
+    // Chunks of shipments in id order (each one transaction), EVALUATION_CONCURRENCY chunks at a time over all batches.
     shipments.sort((a, b) => (a.shipmentId < b.shipmentId ? -1 : a.shipmentId > b.shipmentId ? 1 : 0));
     const chunks: ShipmentReadings[][] = [];
     for (let i = 0; i < shipments.length; i += EVALUATION_CHUNK) chunks.push(shipments.slice(i, i + EVALUATION_CHUNK));
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < chunks.length) {
-        const chunk = chunks[next++];
-        if (chunk) await this.evaluator.evaluateMany(chunk, Date.now(), placesOf);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.config.EVALUATION_CONCURRENCY, chunks.length) }, worker));
+    await Promise.all(chunks.map((chunk) => this.inSlot(() => this.evaluator.evaluateMany(chunk, Date.now(), placesOf))));
+  }
+
+  /** Runs `work` once fewer than EVALUATION_CONCURRENCY chunks are running in this process. */
+  private async inSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.config.EVALUATION_CONCURRENCY) await new Promise<void>((resolve) => this.slots.push(resolve));
+    else this.running++;
+    try {
+      return await work();
+    } finally {
+      const next = this.slots.shift();
+      if (next) next();
+      else this.running--;
+    }
   }
 
   /** The reorder delay; cut short when the process stops (the batch is then evaluated at once). */
   private wait(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
-    return new Promise((done) => {
-      this.waiting = { timer: setTimeout(done, ms), done };
+    return new Promise((resolve) => {
+      const wait = {
+        timer: setTimeout(() => {
+          this.waiting.delete(wait);
+          resolve();
+        }, ms),
+        done: resolve,
+      };
+      this.waiting.add(wait);
     });
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (this.waiting) {
-      clearTimeout(this.waiting.timer);
-      this.waiting.done();
+    for (const wait of this.waiting) {
+      clearTimeout(wait.timer);
+      wait.done();
     }
+    this.waiting.clear();
     await this.consumer?.stop();
   }
 }
