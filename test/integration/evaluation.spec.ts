@@ -386,4 +386,33 @@ describe('evaluation of readings', () => {
     }
     await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
   });
+
+  it('changes nothing when a batch comes again after its commit (a worker killed before its ack), in the same worker or a fresh one', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
+    const readings = [...path(t0, [poi.far, poi.inside, poi.inside, poi.far, poi.far]), flush(t0 + 4000, poi.far)].map((reading, i) => ({ ...reading, temperatureC: i === 2 ? 12 : 5 }));
+    await send(device, readings);
+    await evaluatedUpTo(shipment.id, readings.at(-1)!.recordedAt);
+    const before = { visits: await visits(shipment.id), alerts: await alerts(shipment.id), version: await version(shipment.id) };
+    expect(before.visits).toHaveLength(1);
+    expect(before.alerts).toHaveLength(1);
+    // The readings exactly as the stream carried them (with their receipts), handed over again.
+    const { readings: stored } = (await stack.request('GET', `${base}/devices/${device.id}/readings?limit=100`, { token: tenant.token })).body;
+    const again = stored.map((reading: Record<string, unknown>) => ({ ...reading, deviceId: device.id }));
+    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
+    await stack.workers[0]!.get(ShipmentEvaluator).evaluate(scope, again);
+    // A fresh worker has nothing in memory: it restores the state from the record and the DMS first.
+    const fresh = await stack.startWorker();
+    try {
+      await fresh.get(ShipmentEvaluator).evaluate(scope, again);
+    } finally {
+      await fresh.close();
+      stack.workers.splice(stack.workers.indexOf(fresh), 1);
+    }
+    expect(await version(shipment.id)).toBe(before.version + 2);
+    expect(await visits(shipment.id)).toEqual(before.visits);
+    expect(await alerts(shipment.id)).toEqual(before.alerts);
+    const count = async (type: string) => (await events(type)).filter((event) => event.data.shipmentId === shipment.id).length;
+    await until(async () => [await count('shipment.arrived'), await count('shipment.departed'), await count('alert.opened'), await count('alert.closed')], [1, 1, 1, 1], 'each event once');
+  });
 });

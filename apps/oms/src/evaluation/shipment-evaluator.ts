@@ -81,12 +81,21 @@ export class ShipmentEvaluator {
   ): Promise<void> {
     const readingsOf = new Map(items.map((item) => [item.shipmentId.toLowerCase(), item.readings]));
     const done = new Map<string, { version: number; state: GeofenceState }>();
+    // The places before the transaction: looking them up inside it would take a second pooled connection
+    // while holding one, and a few chunks doing that at once could wait for each other forever.
+    const places = new Map<string, PlaceIndex>();
+    for (const item of items) {
+      const key = `${item.tenantId}/${item.accountId}`;
+      if (!places.has(key)) places.set(key, await placesOf(item));
+    }
     try {
       await this.store.forEvaluations(items, async (evaluations) => {
         for (const { outcomes, record } of evaluations) {
           const shipment = outcomes.shipment;
           if (!shipment) throw new Error('forEvaluations gives the shipment');
-          const state = await this.evaluateOne(outcomes, shipment, record, readingsOf.get(shipment.id) ?? [], now, await placesOf(outcomes.account));
+          const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
+          if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
+          const state = await this.evaluateOne(outcomes, shipment, record, readingsOf.get(shipment.id) ?? [], now, index);
           done.set(shipment.id, { version: record.version + 1, state });
         }
       });
