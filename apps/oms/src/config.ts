@@ -78,7 +78,7 @@ export const omsConfigSchema = {
   EVALUATION_LATENESS_SECONDS: env.int({ default: 600, min: 0, max: 86400 }),
   /** How often the evaluation's timers (settling a silent shipment, SignalLoss) look for due shipments, once across workers. */
   EVALUATION_SWEEP_INTERVAL_MS: env.int({ default: 1000, min: 50, max: 3600000 }),
-  /** Shipments one worker process evaluates at once. */
+  /** Chunks of shipments one worker process evaluates at once, each a transaction on one pooled connection. */
   EVALUATION_CONCURRENCY: env.int({ default: 4, min: 1, max: 64 }),
 };
 

@@ -17,11 +17,12 @@ export interface ShipmentReadings extends ShipmentScope {
 
 /**
  * Feeds the readings stream to the evaluation: the durable consumer `<PREFIX>shipment-evaluation`, shared
- * by the workers. Each batch of messages is grouped by shipment; once `EVALUATION_DELAY_MS` has passed
- * since the newest receipt in it (the reorder buffer: a burst is evaluated at once), every shipment of the
- * batch is evaluated, in chunks of `EVALUATION_CHUNK` shipments per transaction, `EVALUATION_CONCURRENCY`
- * chunks at a time, and the messages are acknowledged only then. A
- * batch that fails comes back whole: evaluations are idempotent (a reading evaluated twice is a repeat).
+ * by the workers. Batches of messages come as they arrive, up to 64 in flight. Each is grouped by
+ * shipment and waits until `EVALUATION_DELAY_MS` has passed since the newest receipt in it (the reorder
+ * buffer: a burst is evaluated at once), then for the earlier batches of this process that share a
+ * shipment with it; its shipments are then evaluated in chunks of `EVALUATION_CHUNK` per transaction,
+ * `EVALUATION_CONCURRENCY` chunks at a time over all batches, and its messages acknowledged only then.
+ * A batch that fails comes back whole: evaluations are idempotent (a reading evaluated twice is a repeat).
  */
 @Injectable()
 export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestroy {
@@ -51,7 +52,7 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
       handle: (batch) => this.handle(batch.flat()),
       logger: this.logger,
       maxBatch: 512,
-      // Batches wait out the reorder delay side by side; their evaluations then take turns (`handle`).
+      // Batches wait out the reorder delay side by side (`handle`).
       concurrentBatches: 64,
     });
     this.consumer.start();

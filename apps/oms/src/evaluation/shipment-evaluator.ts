@@ -36,13 +36,13 @@ const CACHED_STATES = 20000;
 const CACHED_READINGS = 2_000_000;
 
 /**
- * Evaluates one shipment at a time (docs/geofence-evaluation.md, "In the service"): in one transaction with
- * the shipment's evaluation record locked, it takes the engine's state (from memory when this process made
- * the last evaluation, else restored from the stored state and the readings the DMS holds since its
- * horizon), evaluates the new readings, fires the timers that are due, records every change (visits,
- * alerts, autoTransitions, excursions, with their events) and stores the new state. A crash before the
- * commit leaves everything as it was; the same readings evaluated again decide the same things, recorded
- * once.
+ * Evaluates shipments in chunks (docs/geofence-evaluation.md, "In the service"): in one transaction with
+ * the chunk's evaluation records locked, it takes each shipment's engine state (from memory when this
+ * process made the last evaluation, else restored from the stored state and the readings the DMS holds
+ * since its horizon), evaluates the new readings, fires the timers that are due, records every change
+ * (visits, alerts, autoTransitions, excursions, with their events) and stores the new states. A crash
+ * before the commit leaves everything as it was; the same readings evaluated again decide the same
+ * things, recorded once.
  */
 @Injectable()
 export class ShipmentEvaluator {
