@@ -15,17 +15,8 @@ import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { clockPast } from '../support/clock.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
-
-/**
- * Waits until the local clock has passed `instant` (epoch ms): assignment periods start and end at the
- * server's transaction time, with microseconds, and readings carry milliseconds, so a test reading is
- * recorded strictly after the link it means to follow by taking it a tick later.
- */
-async function clockPast(instant: number): Promise<number> {
-  while (Date.now() <= instant) await new Promise((resolve) => setTimeout(resolve, 1));
-  return Date.now();
-}
 
 /**
  * `dms.readings.ofShipment`, the OMS's question to the DMS when it restores a shipment's geofence

@@ -6,6 +6,7 @@ import { createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { clockPast } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
@@ -16,16 +17,6 @@ interface Point {
   lng: number;
   accuracyMeters: number | null;
   deviceId: string;
-}
-
-/**
- * Waits until the local clock has passed `instant` (epoch ms): assignment periods start and end at the
- * server's transaction time, with microseconds, and readings carry milliseconds, so a test reading is
- * recorded strictly after the link it means to follow by taking it a tick later.
- */
-async function clockPast(instant: number): Promise<number> {
-  while (Date.now() <= instant) await new Promise((resolve) => setTimeout(resolve, 1));
-  return Date.now();
 }
 
 describe('shipment tracks', () => {
