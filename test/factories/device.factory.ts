@@ -2,6 +2,7 @@ import type { Device } from '@tracking/contracts';
 import pg from 'pg';
 import type { TestTenant } from './identity.factory.js';
 import { createResource, withoutUndefined } from './resource.factory.js';
+import { clockPast } from '../support/clock.js';
 import type { TestStack } from '../support/stack.js';
 
 export interface DeviceOverrides {
@@ -56,4 +57,25 @@ export async function assignDeviceInDatabase(stack: TestStack, deviceId: string,
   } finally {
     await dms.end();
   }
+}
+
+/** The path of a device on a shipment's set (PUT links it, DELETE unlinks it). */
+function linkPath(tenant: TestTenant, set: { shipmentId: string; id: string }, deviceId: string, account: number): string {
+  return `/v1/accounts/${tenant.accountIds[account]}/shipments/${set.shipmentId}/sets/${set.id}/devices/${deviceId}`;
+}
+
+/**
+ * Assigns a device to a set through the real endpoint; fails loudly when refused. Returns a moment
+ * strictly after the link (see `clockPast`): a reading recorded then falls inside the assignment period.
+ */
+export async function assignDevice(stack: TestStack, tenant: TestTenant, set: { shipmentId: string; id: string }, deviceId: string, account = 0): Promise<number> {
+  const response = await stack.request('PUT', linkPath(tenant, set, deviceId, account), { token: tenant.token });
+  if (response.status !== 204) throw new Error(`assignment failed: ${response.status} ${response.text}`);
+  return clockPast(Date.now());
+}
+
+/** Unassigns a device from a set through the real endpoint; fails loudly when refused. */
+export async function unassignDevice(stack: TestStack, tenant: TestTenant, set: { shipmentId: string; id: string }, deviceId: string, account = 0): Promise<void> {
+  const response = await stack.request('DELETE', linkPath(tenant, set, deviceId, account), { token: tenant.token });
+  if (response.status !== 204) throw new Error(`unassignment failed: ${response.status} ${response.text}`);
 }

@@ -2,7 +2,7 @@ import type { Device, Shipment } from '@tracking/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
-import { createDevice } from '../factories/device.factory.js';
+import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createSet } from '../factories/set.factory.js';
@@ -78,10 +78,7 @@ describe('evaluation of readings', () => {
     const shipment = await createShipment(stack, tenant, { account, body });
     const { set } = await createSet(stack, tenant, shipment.id, { account });
     const { device } = await createDevice(stack, tenant, { account });
-    const path = `/v1/accounts/${tenant.accountIds[account]}/shipments/${shipment.id}/sets/${set.id}/devices/${device.id}`;
-    const response = await stack.request('PUT', path, { token: tenant.token });
-    expect(response.status, response.text).toBe(204);
-    const t0 = Date.now() + 1000;
+    const t0 = (await assignDevice(stack, tenant, set, device.id, account)) + 1000;
     return { shipment, device, t0 };
   }
 
@@ -231,8 +228,7 @@ describe('evaluation of readings', () => {
     const { shipment, device, t0 } = await tracked();
     const { device: second } = await createDevice(stack, tenant);
     const { items: sets } = (await stack.request('GET', `${base}/shipments/${shipment.id}/sets`, { token: tenant.token })).body;
-    const link = await stack.request('PUT', `${base}/shipments/${shipment.id}/sets/${sets[0].id}/devices/${second.id}`, { token: tenant.token });
-    expect(link.status, link.text).toBe(204);
+    await assignDevice(stack, tenant, sets[0], second.id);
     const start = t0 + 1000;
     // The first device reports from far away for 20 s; all of it is evaluated.
     const farAway = path(start, Array.from({ length: 21 }, () => poi.far));

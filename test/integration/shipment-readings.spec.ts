@@ -11,7 +11,7 @@ import { NatsRpcClient } from '@tracking/messaging';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DmsClient } from '../../apps/oms/src/dms/dms.client.js';
 import { MAX_SHIPMENT_READINGS_BYTES } from '../../apps/dms/src/readings/readings.service.js';
-import { createDevice } from '../factories/device.factory.js';
+import { assignDevice, createDevice, unassignDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
@@ -53,15 +53,8 @@ describe("a shipment's readings (dms.readings.ofShipment)", () => {
   async function newDevice(): Promise<Device> {
     return (await createDevice(stack, tenant)).device;
   }
-  async function assign(set: ShipmentSet, device: Device): Promise<number> {
-    const response = await stack.request('PUT', `${base}/shipments/${set.shipmentId}/sets/${set.id}/devices/${device.id}`, { token: tenant.token });
-    expect(response.status, response.text).toBe(204);
-    return clockPast(Date.now());
-  }
-  async function unassign(set: ShipmentSet, device: Device): Promise<void> {
-    const response = await stack.request('DELETE', `${base}/shipments/${set.shipmentId}/sets/${set.id}/devices/${device.id}`, { token: tenant.token });
-    expect(response.status, response.text).toBe(204);
-  }
+  const assign = (set: ShipmentSet, device: Device): Promise<number> => assignDevice(stack, tenant, set, device.id);
+  const unassign = (set: ShipmentSet, device: Device): Promise<void> => unassignDevice(stack, tenant, set, device.id);
   /** Posts readings (API entries), in batches of 500; every one must be accepted. */
   async function send(readings: Record<string, unknown>[]): Promise<void> {
     for (let i = 0; i < readings.length; i += 500) {

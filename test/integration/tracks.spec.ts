@@ -2,7 +2,7 @@ import type { Device, Shipment, ShipmentSet } from '@tracking/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBulkAssign, waitForOperation } from '../factories/bulk.factory.js';
-import { createDevice } from '../factories/device.factory.js';
+import { assignDevice, createDevice, unassignDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
@@ -47,15 +47,8 @@ describe('shipment tracks', () => {
   async function newDevice(account = 0): Promise<Device> {
     return (await createDevice(stack, tenant, { account })).device;
   }
-  async function assign(set: ShipmentSet, device: Device): Promise<number> {
-    const response = await stack.request('PUT', `${base}/shipments/${set.shipmentId}/sets/${set.id}/devices/${device.id}`, { token: tenant.token });
-    expect(response.status, response.text).toBe(204);
-    return clockPast(Date.now());
-  }
-  async function unassign(set: ShipmentSet, device: Device): Promise<void> {
-    const response = await stack.request('DELETE', `${base}/shipments/${set.shipmentId}/sets/${set.id}/devices/${device.id}`, { token: tenant.token });
-    expect(response.status, response.text).toBe(204);
-  }
+  const assign = (set: ShipmentSet, device: Device): Promise<number> => assignDevice(stack, tenant, set, device.id);
+  const unassign = (set: ShipmentSet, device: Device): Promise<void> => unassignDevice(stack, tenant, set, device.id);
   /** Sends positions of one device; `at` are epoch ms, the position a function of the index. */
   async function send(device: Device, at: number[], place = (i: number) => ({ lat: 50 + i * 0.001, lng: 8 + i * 0.001 })): Promise<void> {
     const readings = at.map((t, i) => ({ deviceId: device.id, recordedAt: new Date(t).toISOString(), location: { ...place(i), accuracyMeters: 5 + i } }));

@@ -1,17 +1,14 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from '@tracking/core';
 import { DataSource } from 'typeorm';
 import { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
 import type { OmsConfig } from '../config.js';
-import { queuePrefix } from '../operations/operation-queue.js';
+import { IntervalJob } from '../scheduling/interval-job.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { EVALUATION_CHUNK, ShipmentEvaluator } from './shipment-evaluator.js';
 
+/** The sweep's queue and job scheduler (`IntervalJob`: once per interval, on one worker). */
 export const EVALUATION_TIMERS_QUEUE = 'evaluation-timers';
-/** The one job scheduler every worker upserts: BullMQ runs its sweep once per interval, on one worker. */
-export const EVALUATION_SWEEP_SCHEDULER_ID = 'evaluation-sweep';
 /** Due shipments taken per sweep at most (the rest are the next sweep's). */
 const SWEEP_BATCH = 500;
 
@@ -19,16 +16,14 @@ const SWEEP_BATCH = 500;
  * The evaluation's timers (docs/geofence-evaluation.md): settling a shipment silent for the lateness
  * bound, and SignalLoss. Each evaluation stores in the shipment's record when the timers must look at it
  * next (`due_at`); starting, closing or changing the conditions of a shipment makes it due at once. A
- * BullMQ job scheduler with a fixed id runs the sweep once per `EVALUATION_SWEEP_INTERVAL_MS` across all
+ * BullMQ job scheduler with a fixed id (`IntervalJob`) runs the sweep once per `EVALUATION_SWEEP_INTERVAL_MS` across all
  * workers; each due shipment is evaluated with no new readings, under its record's lock, so a timer that
  * fires twice (or late, or on another worker after a restart) does the work once: the engine re-checks
  * what is due.
  */
 @Injectable()
 export class EvaluationTimers implements OnApplicationBootstrap, OnApplicationShutdown {
-  private connection?: Redis;
-  private queue?: Queue;
-  private worker?: Worker;
+  private job?: IntervalJob;
 
   constructor(
     private readonly evaluator: ShipmentEvaluator,
@@ -40,19 +35,15 @@ export class EvaluationTimers implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.EVALUATION_ENABLED) return;
-    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error (evaluation timers)'));
-    const prefix = queuePrefix(this.config);
-    this.queue = new Queue(EVALUATION_TIMERS_QUEUE, { connection: this.connection, prefix });
-    this.queue.on('error', () => undefined);
-    await this.queue.upsertJobScheduler(
-      EVALUATION_SWEEP_SCHEDULER_ID,
-      { every: this.config.EVALUATION_SWEEP_INTERVAL_MS },
-      { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-    this.worker = new Worker(EVALUATION_TIMERS_QUEUE, () => this.sweep(), { connection: this.connection, prefix, concurrency: 1 });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'evaluation timers worker error'));
-    this.worker.on('failed', (_job, error) => this.logger.warn({ err: error }, 'evaluation sweep failed; it runs again at the next interval'));
+    this.job = new IntervalJob({
+      config: this.config,
+      queue: EVALUATION_TIMERS_QUEUE,
+      everyMs: this.config.EVALUATION_SWEEP_INTERVAL_MS,
+      run: () => this.sweep(),
+      logger: this.logger,
+      what: 'evaluation sweep',
+    });
+    await this.job.start();
   }
 
   /** Evaluates every shipment due now (in batches); returns how many. */
@@ -75,8 +66,6 @@ export class EvaluationTimers implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.worker?.close();
-    await this.queue?.close();
-    this.connection?.disconnect();
+    await this.job?.stop();
   }
 }

@@ -1,19 +1,14 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { type AccountScope, jetStreamName, type PublishedDeviceReadings, type ReadingsPublished, type ShipmentScope } from '@tracking/contracts';
+import { type AccountScope, jetStreamName } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
-import type { GeofenceReading, PlaceIndex } from '@tracking/geofence';
+import type { PlaceIndex } from '@tracking/geofence';
 import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
-import { validate as isUuid } from 'uuid';
 import type { OmsConfig } from '../config.js';
+import { decodeShipmentReadings, type ShipmentReadings } from '../positions/readings-message.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { PlaceCache } from './place-cache.js';
 import { EVALUATION_CHUNK, ShipmentEvaluator } from './shipment-evaluator.js';
-
-/** The readings of one shipment from one or more messages of the readings stream. */
-export interface ShipmentReadings extends ShipmentScope {
-  readings: GeofenceReading[];
-}
 
 /**
  * Feeds the readings stream to the evaluation: the durable consumer `<PREFIX>shipment-evaluation`, shared
@@ -132,26 +127,6 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     this.waiting.clear();
     await this.consumer?.stop();
   }
-}
-
-/**
- * The readings of a readings publication by shipment; readings recorded while on no shipment are left
- * out. A message that is not a readings publication throws (the consumer terminates it and logs it).
- */
-export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
-  const value = JSON.parse(new TextDecoder().decode(data)) as Partial<ReadingsPublished> | null;
-  const { tenantId, accountId, devices } = value ?? {};
-  if (typeof tenantId !== 'string' || typeof accountId !== 'string' || !Array.isArray(devices)) throw new Error('not a readings publication');
-  const groups: ShipmentReadings[] = [];
-  for (const group of devices as Partial<PublishedDeviceReadings>[]) {
-    const { deviceId, shipmentId, readings } = group ?? {};
-    if (typeof deviceId !== 'string' || !isUuid(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
-    if (shipmentId === null) continue;
-    if (typeof shipmentId !== 'string' || !isUuid(shipmentId)) throw new Error('not a readings publication');
-    const valid = readings.filter((reading) => typeof reading?.recordedAt === 'string' && typeof reading.receivedAt === 'string');
-    groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: valid.map((reading) => ({ ...reading, deviceId })) });
-  }
-  return groups;
 }
 
 /** The groups of the same shipment merged (a batch of messages may hold several of one shipment). */

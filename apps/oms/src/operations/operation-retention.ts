@@ -1,17 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from '@tracking/core';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
+import { IntervalJob } from '../scheduling/interval-job.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
-import { queuePrefix } from './operation-queue.js';
 import { OperationRepository } from './operation.repository.js';
 
-/** The queue of the retention job, apart from the operations queue, whose jobs are operations. */
+/** The queue of the retention job (and its job scheduler's id), apart from the operations queue, whose jobs are operations. */
 export const RETENTION_QUEUE = 'operations-retention';
-/** The one job scheduler every worker upserts: BullMQ runs its job once per interval, on one worker. */
-export const RETENTION_SCHEDULER_ID = 'operations-retention';
 /** Entries deleted per batch at most (with their operations), so that no transaction grows large. */
 export const RETENTION_BATCH_ENTRIES = 20000;
 /** Operations looked at per batch at most. */
@@ -27,9 +23,7 @@ const RETENTION_BATCH_OPERATIONS = 1000;
  */
 @Injectable()
 export class OperationRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private connection?: Redis;
-  private queue?: Queue;
-  private worker?: Worker;
+  private job?: IntervalJob;
   private stopping = false;
 
   constructor(
@@ -40,19 +34,15 @@ export class OperationRetention implements OnApplicationBootstrap, OnApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error) => this.logger.warn({ err: error }, 'redis connection error (retention)'));
-    const prefix = queuePrefix(this.config);
-    this.queue = new Queue(RETENTION_QUEUE, { connection: this.connection, prefix });
-    this.queue.on('error', () => undefined);
-    await this.queue.upsertJobScheduler(
-      RETENTION_SCHEDULER_ID,
-      { every: this.config.OPERATIONS_RETENTION_INTERVAL_MS },
-      { name: 'purge', opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-    this.worker = new Worker(RETENTION_QUEUE, () => this.purge(), { connection: this.connection, prefix, concurrency: 1 });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'retention worker error'));
-    this.worker.on('failed', (_job, error) => this.logger.warn({ err: error }, 'operation retention failed; it runs again at the next interval'));
+    this.job = new IntervalJob({
+      config: this.config,
+      queue: RETENTION_QUEUE,
+      everyMs: this.config.OPERATIONS_RETENTION_INTERVAL_MS,
+      run: () => this.purge(),
+      logger: this.logger,
+      what: 'operation retention',
+    });
+    await this.job.start();
   }
 
   /** Deletes expired operations batch by batch until none is left (or the worker shuts down); returns how many. */
@@ -70,8 +60,6 @@ export class OperationRetention implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    await this.worker?.close();
-    await this.queue?.close();
-    this.connection?.disconnect();
+    await this.job?.stop();
   }
 }

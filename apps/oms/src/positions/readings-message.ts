@@ -1,26 +1,43 @@
-import type { ReadingsPublished } from '@tracking/contracts';
+import type { PublishedDeviceReadings, ReadingsPublished, ShipmentScope } from '@tracking/contracts';
+import type { GeofenceReading } from '@tracking/geofence';
 import { validate as isUuid } from 'uuid';
 import type { LastPosition } from '../shipments/shipment.repository.js';
 
+/** The readings of one shipment from a message of the readings stream, each with its device. */
+export interface ShipmentReadings extends ShipmentScope {
+  readings: GeofenceReading[];
+}
+
 /**
- * The located readings of one message of the readings stream, as candidate positions of the shipment
- * each device was on when it recorded them; none for a device that was on none. A message that is not a
- * readings publication throws (the consumer terminates it and logs it).
+ * A message of the readings stream as the readings of each shipment (one group per device and shipment),
+ * leaving out those recorded while on no shipment (no track, visit or alert). A message that is not a
+ * readings publication throws (the consumers terminate it and log it); a reading without its times is
+ * left out.
  */
-export function decodePositions(data: Uint8Array): LastPosition[] {
+export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
   const value = JSON.parse(new TextDecoder().decode(data)) as Partial<ReadingsPublished> | null;
-  if (!Array.isArray(value?.devices)) throw new Error('not a readings publication');
-  const positions: LastPosition[] = [];
-  for (const group of value.devices) {
+  const { tenantId, accountId, devices } = value ?? {};
+  if (typeof tenantId !== 'string' || typeof accountId !== 'string' || !Array.isArray(devices)) throw new Error('not a readings publication');
+  const groups: ShipmentReadings[] = [];
+  for (const group of devices as Partial<PublishedDeviceReadings>[]) {
     const { deviceId, shipmentId, readings } = group ?? {};
     if (typeof deviceId !== 'string' || !isUuid(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
     if (shipmentId === null) continue;
     if (typeof shipmentId !== 'string' || !isUuid(shipmentId)) throw new Error('not a readings publication');
-    for (const reading of readings) {
-      const location = reading?.location;
-      const recordedAt = Date.parse(reading?.recordedAt);
-      if (!location || typeof location.lat !== 'number' || typeof location.lng !== 'number' || Number.isNaN(recordedAt)) continue;
-      positions.push({ shipmentId, deviceId, lat: location.lat, lng: location.lng, accuracyMeters: location.accuracyMeters ?? null, recordedAt });
+    const timed = readings.filter((reading) => typeof reading?.recordedAt === 'string' && typeof reading.receivedAt === 'string');
+    groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: timed.map((reading) => ({ ...reading, deviceId })) });
+  }
+  return groups;
+}
+
+/** The located readings of a readings message, as candidate positions of the shipment each was recorded on. */
+export function decodePositions(data: Uint8Array): LastPosition[] {
+  const positions: LastPosition[] = [];
+  for (const { shipmentId, readings } of decodeShipmentReadings(data)) {
+    for (const { deviceId, location, recordedAt } of readings) {
+      const at = Date.parse(recordedAt as string);
+      if (!location || typeof location.lat !== 'number' || typeof location.lng !== 'number' || Number.isNaN(at)) continue;
+      positions.push({ shipmentId, deviceId, lat: location.lat, lng: location.lng, accuracyMeters: location.accuracyMeters ?? null, recordedAt: at });
     }
   }
   return positions;
