@@ -94,7 +94,10 @@ async function sustain(seconds, send) {
   async function lane(_, index) {
     while (performance.now() < until) {
       const t0 = performance.now();
-      readings += await send(index);
+      // Not `readings += await send(index)`: that reads `readings` before the await, so the lanes'
+      // additions overwrote each other and the figure was about a quarter of the real rate.
+      const stored = await send(index);
+      readings += stored;
       latencies.push(performance.now() - t0);
     }
   }
