@@ -1,4 +1,5 @@
 import { type EventEnvelope, ErrorCode, OperationStatus, OperationType, SetKind, ShipmentAction, ShipmentStatus } from '@tracking/contracts';
+import { writeOutbox } from '@tracking/outbox';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DevicesService } from '../../apps/dms/src/devices/devices.service.js';
@@ -193,5 +194,32 @@ describe('bulk operations write each event once, whatever is retried', () => {
     const retired = (await dmsEvents(scope)).filter((event) => event.type === 'device.retired');
     const now = await Promise.all(ids.map(async (deviceId) => (await devices.get({ ...scope, deviceId })).resource));
     expect(retired.map((event) => event.data)).toEqual(now);
+  });
+});
+
+describe('the outbox table', () => {
+  it('takes more messages than one statement holds, in the order written (each rolled back here)', async () => {
+    const messages = Array.from({ length: 2500 }, (_, i) => ({ id: crypto.randomUUID(), subject: `test.${i}`, payload: `{"n":${i},"text":"it's \\"quoted\\" ünïcode"}` }));
+    await dmsDb.query('BEGIN');
+    try {
+      const { rows: [before] } = await dmsDb.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM outbox');
+      await writeOutbox(dmsDb, messages);
+      const { rows } = await dmsDb.query<{ msg_id: string; subject: string; payload: string }>(
+        'SELECT msg_id, subject, payload FROM outbox WHERE seq > $1 ORDER BY seq',
+        [before?.seq ?? 0],
+      );
+      expect(rows.map((row) => ({ id: row.msg_id, subject: row.subject, payload: row.payload }))).toEqual(messages);
+    } finally {
+      await dmsDb.query('ROLLBACK');
+    }
+  });
+
+  it('compresses large payloads with lz4 in both services', async () => {
+    for (const db of [omsDb, dmsDb]) {
+      const { rows } = await db.query<{ compression: string }>(
+        "SELECT attcompression AS compression FROM pg_attribute WHERE attrelid = 'outbox'::regclass AND attname = 'payload'",
+      );
+      expect(rows).toEqual([{ compression: 'l' }]);
+    }
   });
 });

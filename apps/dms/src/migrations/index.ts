@@ -8,6 +8,7 @@ import { IndexDeviceKeysetsByTenant1763800009000 } from './1763800009000-index-d
 import { CreateOutbox1763800010000 } from './1763800010000-create-outbox.js';
 import { CreateReadings1763800011000 } from './1763800011000-create-readings.js';
 import { CreateAssignmentPeriods1763800012000 } from './1763800012000-create-assignment-periods.js';
+import { CompressOutboxWithLz41763800013000 } from './1763800013000-compress-outbox-with-lz4.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -21,4 +22,5 @@ export const dmsMigrations = [
   CreateOutbox1763800010000,
   CreateReadings1763800011000,
   CreateAssignmentPeriods1763800012000,
+  CompressOutboxWithLz41763800013000,
 ];

@@ -13,6 +13,7 @@ import { IndexPendingDeliveries1763800013500 } from './1763800013500-index-pendi
 import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alerts-and-visits.js';
 import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipment-last-position.js';
 import { CreateShipmentEvaluations1763800022000 } from './1763800022000-create-shipment-evaluations.js';
+import { CompressOutboxWithLz41763800023000 } from './1763800023000-compress-outbox-with-lz4.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -31,4 +32,5 @@ export const omsMigrations = [
   CreateAlertsAndVisits1763800020000,
   AddShipmentLastPosition1763800021000,
   CreateShipmentEvaluations1763800022000,
+  CompressOutboxWithLz41763800023000,
 ];
