@@ -283,10 +283,17 @@ describe('readings', () => {
         [1, 'ConflictingReading'],
         [2, 'ConflictingReading'],
       ]);
+      // Part stored before, part new: only the new one is accepted and stored.
+      const c = nextTime();
+      const mixed = await ingest([{ deviceId: own.id, recordedAt: c, shockG: 2 }, reading, { deviceId: own.id, recordedAt: b, shockG: 3 }]);
+      expect(mixed.body.accepted).toBe(1);
+      expect(mixed.body.duplicates).toBe(1);
+      expect(mixed.body.rejected.map((entry: { index: number }) => entry.index)).toEqual([2]);
       const stored = await allReadings(own.id);
       expect(stored.map((r) => [r.recordedAt, r.temperatureC, r.shockG])).toEqual([
         [a, 3.5, null],
         [b, null, 1],
+        [c, null, 2],
       ]);
     });
 

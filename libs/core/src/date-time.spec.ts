@@ -59,6 +59,19 @@ describe('parseDateTime', () => {
     expect(parseDateTime(text)).toBeUndefined();
   });
 
+  it('knows the last day of every month as Date does, leap years included, in years 1 to 9999', () => {
+    for (const year of [1, 4, 99, 100, 400, 1600, 1900, 2000, 2023, 2024, 2100, 2400, 9996, 9999]) {
+      for (let month = 1; month <= 12; month++) {
+        const start = new Date(0);
+        start.setUTCFullYear(year, month, 0);
+        const last = start.getUTCDate();
+        const date = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}`;
+        expect(parseDateTime(`${date}-${last}T23:59:59.999Z`)?.getTime()).toBe(start.getTime() + 86_399_999);
+        expect(parseDateTime(`${date}-${last + 1}T00:00:00Z`)).toBeUndefined();
+      }
+    }
+  });
+
   it('bounds the range at years 0001 and 9999 in UTC', () => {
     expect(new Date(DATE_TIME_MIN).toISOString()).toBe('0001-01-01T00:00:00.000Z');
     expect(new Date(DATE_TIME_MAX).toISOString()).toBe('9999-12-31T23:59:59.999Z');

@@ -10,14 +10,19 @@ export const DATE_TIME_MAX = utc(9999, 12, 31, 23, 59, 59, 999);
 
 /** `Date.UTC` without its quirk of reading years 0 to 99 as 1900 to 1999. */
 function utc(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, ms);
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, ms);
   return date.getTime();
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days of a month of the proleptic Gregorian calendar, as `Date` counts them. */
 function daysInMonth(year: number, month: number): number {
-  return new Date(utc(year, month + 1, 0, 0, 0, 0, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
 }
 
 /**

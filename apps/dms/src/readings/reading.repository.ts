@@ -25,6 +25,8 @@ export interface ReadingRow {
   id: string;
   deviceId: string;
   recordedAt: number;
+  /** `recordedAt` as an ISO date-time, written once for the insert and the publication. */
+  recordedAtText: string;
   values: (number | null)[];
 }
 
@@ -33,15 +35,19 @@ const VALUE_ARRAYS = COLUMNS.map((_, i) => `$${i + 6}::float8[]`).join(', ');
 
 /**
  * The batch insert: one statement per chunk, every row through `unnest`, `ON CONFLICT DO NOTHING` on the
- * key (device_id, recorded_at); it returns the keys it stored, so the others are duplicates or conflicts.
+ * key (device_id, recorded_at). It answers only how many rows it stored: when that is every row (the usual
+ * case) nothing more is read, otherwise `findStored` tells which (speed machinery: the simple version
+ * returns every stored key, 1000 rows to read back and match per batch).
  */
 const INSERT = `
-  INSERT INTO readings (id, tenant_id, account_id, device_id, recorded_at, received_at, ${COLUMNS.join(', ')})
-  SELECT u.id, $1, $2, u.device_id, u.recorded_at, $3, ${COLUMNS.map((column) => `u.${column}`).join(', ')}
-    FROM unnest($4::uuid[], $5::uuid[], $18::timestamptz[], ${VALUE_ARRAYS})
-      AS u (id, device_id, recorded_at, ${COLUMNS.join(', ')})
-  ON CONFLICT DO NOTHING
-  RETURNING device_id, (extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_ms`;
+  WITH stored AS (
+    INSERT INTO readings (id, tenant_id, account_id, device_id, recorded_at, received_at, ${COLUMNS.join(', ')})
+    SELECT u.id, $1, $2, u.device_id, u.recorded_at, $3, ${COLUMNS.map((column) => `u.${column}`).join(', ')}
+      FROM unnest($4::uuid[], $5::uuid[], $18::timestamptz[], ${VALUE_ARRAYS})
+        AS u (id, device_id, recorded_at, ${COLUMNS.join(', ')})
+    ON CONFLICT DO NOTHING
+    RETURNING 1)
+  SELECT count(*)::int AS stored FROM stored`;
 
 const READING_SELECT = `id, device_id, recorded_at, received_at, seq, ${COLUMNS.join(', ')}`;
 
@@ -81,35 +87,38 @@ export class ReadingRepository {
     }));
   }
 
-  /** Stores the rows that are new; returns the keys (`deviceId|recordedAt`) of those it stored. */
-  async insert(manager: EntityManager, scope: AccountScope, receivedAt: Date, rows: ReadingRow[]): Promise<Set<string>> {
-    if (rows.length === 0) return new Set();
+  /** Stores the rows that are new; returns how many it stored (the others' keys were stored already). */
+  async insert(manager: EntityManager, scope: AccountScope, receivedAt: Date, rows: ReadingRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
     // Array literals written here: the driver's own conversion escapes every element, a tenth of the DMS's time.
     // Ids, UUIDs, numbers and ISO date-times need no quoting in an array literal.
-    const values = COLUMNS.map((_, i) => arrayLiteral(rows, (row) => jsonNumber(row.values[i]).replace('null', 'NULL')));
-    const stored: { device_id: string; recorded_ms: string }[] = await manager.query(INSERT, [
+    const values = COLUMNS.map((_, i) => arrayLiteral(rows, (row) => sqlNumber(row.values[i])));
+    const [result]: { stored: number }[] = await manager.query(INSERT, [
       scope.tenantId,
       scope.accountId,
       receivedAt,
       arrayLiteral(rows, (row) => row.id),
       arrayLiteral(rows, (row) => row.deviceId),
       ...values,
-      arrayLiteral(rows, (row) => new Date(row.recordedAt).toISOString()),
+      arrayLiteral(rows, (row) => row.recordedAtText),
     ]);
-    return new Set(stored.map((row) => readingKey(row.device_id, Number(row.recorded_ms))));
+    return result?.stored ?? 0;
   }
 
-  /** The stored measurements of these keys, by key. */
-  async findValues(manager: EntityManager, keys: { deviceId: string; recordedAt: number }[]): Promise<Map<string, (number | null)[]>> {
-    if (keys.length === 0) return new Map();
-    const rows: Record<string, unknown>[] = await manager.query(
-      `SELECT r.device_id, (extract(epoch FROM r.recorded_at) * 1000)::bigint AS recorded_ms, ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+  /** The stored reading of each of these rows' keys that has one, by key: its id (the row's own when this transaction stored it) and measurements. */
+  async findStored(manager: EntityManager, rows: ReadingRow[]): Promise<Map<string, { id: string; values: (number | null)[] }>> {
+    if (rows.length === 0) return new Map();
+    const found: Record<string, unknown>[] = await manager.query(
+      `SELECT r.id, r.device_id, (extract(epoch FROM r.recorded_at) * 1000)::bigint AS recorded_ms, ${COLUMNS.map((c) => `r.${c}`).join(', ')}
          FROM readings r JOIN unnest($1::uuid[], $2::timestamptz[]) AS k (device_id, recorded_at)
            ON r.device_id = k.device_id AND r.recorded_at = k.recorded_at`,
-      [keys.map((key) => key.deviceId), keys.map((key) => new Date(key.recordedAt).toISOString())],
+      [rows.map((row) => row.deviceId), rows.map((row) => row.recordedAtText)],
     );
     return new Map(
-      rows.map((row) => [readingKey(row.device_id as string, Number(row.recorded_ms)), COLUMNS.map((c) => row[c] as number | null)]),
+      found.map((row) => [
+        readingKey(row.device_id as string, Number(row.recorded_ms)),
+        { id: row.id as string, values: COLUMNS.map((c) => row[c] as number | null) },
+      ]),
     );
   }
 
@@ -256,6 +265,11 @@ function toReading(row: ReadingRecord): Reading {
   };
 }
 
+/** A number (or null) as an element of a PostgreSQL array literal. */
+function sqlNumber(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'NULL' : String(value);
+}
+
 /** A number (or null) as JSON: the stored doubles are finite. */
 function jsonNumber(value: number | null | undefined): string {
   return value === null || value === undefined ? 'null' : String(value);
@@ -275,7 +289,7 @@ export function readingJson(row: ReadingRow, receivedAt: string): string {
       ? 'null'
       : `{"lat":${lat},"lng":${lng},"accuracyMeters":${jsonNumber(v[2])},"altitudeMeters":${jsonNumber(v[3])},"speedMps":${jsonNumber(v[4])},"headingDegrees":${jsonNumber(v[5])}}`;
   return (
-    `{"id":"${row.id}","deviceId":"${row.deviceId}","recordedAt":"${new Date(row.recordedAt).toISOString()}","receivedAt":${receivedAt},` +
+    `{"id":"${row.id}","deviceId":"${row.deviceId}","recordedAt":"${row.recordedAtText}","receivedAt":${receivedAt},` +
     `"location":${location},"temperatureC":${jsonNumber(v[6])},"humidityPercent":${jsonNumber(v[7])},"shockG":${jsonNumber(v[8])},` +
     `"lightLux":${jsonNumber(v[9])},"batteryPercent":${jsonNumber(v[10])},"pressureHpa":${jsonNumber(v[11])}}`
   );

@@ -26,8 +26,8 @@ import { uuidV7s } from './uuid-v7.js';
 /** How far ahead of the DMS's clock a device's clock may be. */
 export const MAX_FUTURE_MS = 5 * 60_000;
 
-/** What became of one entry that named a usable device and a timely `recordedAt`. */
-type Fate = 'accepted' | 'duplicate' | 'conflict';
+/** What became of an entry whose key was stored before its batch (every other usable, timely entry is accepted). */
+type Fate = 'duplicate' | 'conflict';
 
 /**
  * Ingest of readings (docs/readings.md): each chunk of a batch in one transaction, entries judged one by
@@ -77,22 +77,29 @@ export class ReadingsService {
         }
         const key = readingKey(device.id, entry.recordedAt);
         if (first.has(key)) repeats.push({ entry, key });
-        else first.set(key, { entry, row: { id: '', deviceId: device.id, recordedAt: entry.recordedAt, values: entry.values } });
+        else first.set(key, { entry, row: { id: '', deviceId: device.id, recordedAt: entry.recordedAt, recordedAtText: '', values: entry.values } });
       }
       const ids = uuidV7s(first.size, now);
       let next = 0;
-      for (const { row } of first.values()) row.id = ids[next++] ?? '';
+      for (const { row } of first.values()) {
+        row.id = ids[next++] ?? '';
+        row.recordedAtText = new Date(row.recordedAt).toISOString();
+      }
 
       const rows = [...first.values()].map(({ row }) => row);
-      const stored = await this.readings.insert(manager, request, receivedAt, rows);
-      const others = rows.filter((row) => !stored.has(readingKey(row.deviceId, row.recordedAt)));
-      const existing = await this.readings.findValues(manager, others);
+      const storedCount = await this.readings.insert(manager, request, receivedAt, rows);
+      // Every row stored (the usual case), or some keys were stored before: which, from the stored readings' ids.
+      const existing = storedCount === rows.length ? undefined : await this.readings.findStored(manager, rows);
+      // The keys stored before this batch, each a duplicate (same measurements) or a conflict; the rest are accepted.
       const fates = new Map<string, Fate>();
-      for (const [key, { entry, row }] of first) {
-        let fate: Fate = 'accepted';
-        if (!stored.has(key)) fate = sameValues(existing.get(key), row.values) ? 'duplicate' : 'conflict';
-        fates.set(key, fate);
-        if (fate === 'conflict') rejected.push({ index: entry.index, error: conflicting(entry, 'a stored reading') });
+      if (existing) {
+        for (const [key, { entry, row }] of first) {
+          const stored = existing.get(key);
+          if (!stored || stored.id === row.id) continue;
+          const fate: Fate = sameValues(stored.values, row.values) ? 'duplicate' : 'conflict';
+          fates.set(key, fate);
+          if (fate === 'conflict') rejected.push({ index: entry.index, error: conflicting(entry, 'a stored reading') });
+        }
       }
       let duplicates = [...fates.values()].filter((fate) => fate === 'duplicate').length;
       for (const { entry, key } of repeats) {
@@ -101,7 +108,7 @@ export class ReadingsService {
         else rejected.push({ index: entry.index, error: conflicting(entry, `entry ${original?.entry.index ?? '?'} of the batch`) });
       }
 
-      const accepted = rows.filter((row) => stored.has(readingKey(row.deviceId, row.recordedAt)));
+      const accepted = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
       await this.devices.moveLastKnown(manager, lastKnown(accepted));
       // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
       const periods = accepted.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(accepted.map((row) => row.deviceId))], ...timeRange(accepted));

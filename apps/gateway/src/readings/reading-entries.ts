@@ -108,6 +108,11 @@ export function judgeEntries(list: unknown[]): JudgedEntries {
 
 type Raw = Record<string, unknown> & { location?: Record<string, unknown> | null };
 
+/** Where each of `READING_VALUES` sits in an entry: in `location` or at the top. */
+const VALUE_FIELDS = READING_VALUES.map(({ field }) =>
+  field.startsWith('location.') ? { inLocation: true, key: field.slice('location.'.length) } : { inLocation: false, key: field },
+);
+
 function judgeEntry(raw: unknown, index: number): IngestEntry | { error: RejectedReading['error'] } {
   const base = `readings.${index}`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -129,10 +134,7 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
     return invalid(`${base}.recordedAt`, ParameterIssue.OutOfRange, `${base}.recordedAt must lie in the years 0001 to 9999 UTC.`);
   }
   const location = entry.location ?? null;
-  const values = READING_VALUES.map(({ field }) => {
-    const value = field.startsWith('location.') ? location?.[field.slice(9)] : entry[field];
-    return (value as number | null | undefined) ?? null;
-  });
+  const values = VALUE_FIELDS.map(({ inLocation, key }) => ((inLocation ? location?.[key] : entry[key]) as number | null | undefined) ?? null);
   if (values.every((value) => value === null)) {
     return invalid(base, ParameterIssue.Required, `${base} must carry at least one measurement besides recordedAt.`);
   }
