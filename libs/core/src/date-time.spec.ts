@@ -72,6 +72,22 @@ describe('parseDateTime', () => {
     }
   });
 
+  it('gives what the regular expression it replaced gave, over every one-character change of valid texts', () => {
+    const variants = new Set<string>();
+    const valid = ['2026-12-01T08:00:00Z', '2024-02-29t23:59:59.123456789+05:30', '0001-01-01T00:00:00.5-00:00', '9999-12-31T23:59:59.99z', '2023-02-28T24:00:00Z'];
+    const replacements = ['', '0', '1', '3', '9', '-', ':', '.', 'T', 't', 'Z', 'z', '+', ' ', 'x', '٣', '00'];
+    for (const text of valid) {
+      for (let at = 0; at <= text.length; at++) {
+        for (const replacement of replacements) {
+          variants.add(text.slice(0, at) + replacement + text.slice(at + 1));
+          variants.add(text.slice(0, at) + replacement + text.slice(at));
+        }
+      }
+    }
+    expect(variants.size).toBeGreaterThan(2000);
+    for (const variant of variants) expect(parseDateTime(variant)?.getTime(), variant).toBe(byRegularExpression(variant));
+  });
+
   it('bounds the range at years 0001 and 9999 in UTC', () => {
     expect(new Date(DATE_TIME_MIN).toISOString()).toBe('0001-01-01T00:00:00.000Z');
     expect(new Date(DATE_TIME_MAX).toISOString()).toBe('9999-12-31T23:59:59.999Z');
@@ -79,3 +95,23 @@ describe('parseDateTime', () => {
     expect(parseDateTime('9999-12-31T23:59:59-01:00')?.getTime()).toBeGreaterThan(DATE_TIME_MAX);
   });
 });
+
+/** The former implementation, by regular expression, as the reference of the one that replaced it. */
+function byRegularExpression(text: string): number | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [, , , , , , , fraction = '', sign, offsetHours = '0', offsetMinutes = '0'] = match;
+  const utc = (y: number, mo: number, d: number, h = 0, mi = 0, se = 0, ms = 0) => {
+    const date = new Date(0);
+    date.setUTCFullYear(y, mo - 1, d);
+    date.setUTCHours(h, mi, se, ms);
+    return date.getTime();
+  };
+  const daysInMonth = new Date(utc(year, month + 1, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined;
+  const ms = Number(fraction.padEnd(3, '0').slice(0, 3));
+  const offset = (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
+  return utc(year, month, day, hour, minute, second, ms) - offset;
+}
