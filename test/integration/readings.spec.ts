@@ -575,13 +575,13 @@ describe('readings', () => {
       }
     }
 
-    it('publishes each accepted batch once: one message, the stored readings in the API shape grouped by device', async () => {
+    it('publishes each accepted batch once: one message, the stored readings grouped by device, without their null fields', async () => {
       const [a, b] = [await newDevice(), await newDevice()];
       const before = (await until(() => streamMessages(prefix(), 'READINGS'), () => true, 'the stream')) ?? 0;
       const times = [nextTime(), nextTime(), nextTime()];
       const batch = [
         { deviceId: a.id, recordedAt: times[1], temperatureC: 2 },
-        { deviceId: b.id, recordedAt: times[0], location: { lat: 1, lng: 2 } },
+        { deviceId: b.id, recordedAt: times[0], location: { lat: 1, lng: 2, accuracyMeters: 0, headingDegrees: 359.5 }, shockG: 0, pressureHpa: 1013.25 },
         { deviceId: a.id, recordedAt: times[0], temperatureC: 1 },
         { deviceId: a.id, recordedAt: times[0], temperatureC: 1 },
         { deviceId: a.id, recordedAt: times[2], temperatureC: 999 },
@@ -591,17 +591,28 @@ describe('readings', () => {
       expect(messages).toHaveLength(1);
       const [message] = messages;
       const inOrder = (readings: Record<string, unknown>[]) => readings.sort((x, y) => String(x.recordedAt).localeCompare(String(y.recordedAt)));
+      const storedA = inOrder(await allReadings(a.id));
+      const storedB = inOrder(await allReadings(b.id));
+      // As stored and read back, without deviceId (the group's), receivedAt (the message's) and null fields.
+      const withoutNulls = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null));
+      const asPublished = (readings: Record<string, unknown>[]) =>
+        readings.map(({ deviceId: _device, receivedAt: _received, location, ...rest }) => ({
+          ...withoutNulls(rest),
+          ...(location ? { location: withoutNulls(location as Record<string, unknown>) } : {}),
+        }));
       expect(message!.subject).toBe(`${prefix()}readings.${tenant.tenantId}.${tenant.accountIds[0]}`);
       expect(message!.msgId).toMatch(UUID_V7);
       expect(message!.body).toEqual({
         tenantId: tenant.tenantId,
         accountId: tenant.accountIds[0],
+        receivedAt: storedA[0]!.receivedAt,
         // Devices in the order of their first accepted entry; on no shipment.
         devices: [
-          { deviceId: a.id, shipmentId: null, readings: inOrder(await allReadings(a.id)) },
-          { deviceId: b.id, shipmentId: null, readings: inOrder(await allReadings(b.id)) },
+          { deviceId: a.id, shipmentId: null, readings: asPublished(storedA) },
+          { deviceId: b.id, shipmentId: null, readings: asPublished(storedB) },
         ],
       });
+      expect(new Set([...storedA, ...storedB].map((reading) => reading.receivedAt)).size).toBe(1);
       // The same batch again stores nothing and publishes nothing.
       expect((await ingest(batch)).body).toMatchObject({ accepted: 0, duplicates: 4 });
       const marker = await newDevice();

@@ -270,27 +270,34 @@ function sqlNumber(value: number | null | undefined): string {
   return value === null || value === undefined ? 'NULL' : String(value);
 }
 
-/** A number (or null) as JSON: the stored doubles are finite. */
-function jsonNumber(value: number | null | undefined): string {
-  return value === null || value === undefined ? 'null' : String(value);
-}
+
+/** Keys of the measurements in a published reading, by their index in `ReadingRow.values` (`READING_VALUES`). */
+const LOCATION_KEYS = [',"accuracyMeters":', ',"altitudeMeters":', ',"speedMps":', ',"headingDegrees":'];
+const MEASUREMENT_KEYS = [',"temperatureC":', ',"humidityPercent":', ',"shockG":', ',"lightLux":', ',"batteryPercent":', ',"pressureHpa":'];
 
 /**
- * A stored reading's API JSON (the shape of `toReading`), written directly: for the publication of every
- * accepted reading, where building an object per reading and stringifying it was a tenth of the DMS's
- * time. `receivedAt` comes as its JSON string.
+ * A stored reading as the readings stream publishes it (docs/readings.md, "Publication"): the API's
+ * reading without `deviceId` and `receivedAt` (its group's and its message's) and without the fields that
+ * are null, written directly. Building an object per reading and stringifying it was a tenth of the
+ * DMS's time, and the full API shape made the message (written to the outbox, published, read by every
+ * consumer) about twice as large for a tracker that reports a few measurements.
  */
-export function readingJson(row: ReadingRow, receivedAt: string): string {
+export function publishedReadingJson(row: ReadingRow): string {
   const v = row.values;
+  let json = `{"id":"${row.id}","recordedAt":"${row.recordedAtText}"`;
   const lat = v[0];
   const lng = v[1];
-  const location =
-    lat == null || lng == null
-      ? 'null'
-      : `{"lat":${lat},"lng":${lng},"accuracyMeters":${jsonNumber(v[2])},"altitudeMeters":${jsonNumber(v[3])},"speedMps":${jsonNumber(v[4])},"headingDegrees":${jsonNumber(v[5])}}`;
-  return (
-    `{"id":"${row.id}","deviceId":"${row.deviceId}","recordedAt":"${row.recordedAtText}","receivedAt":${receivedAt},` +
-    `"location":${location},"temperatureC":${jsonNumber(v[6])},"humidityPercent":${jsonNumber(v[7])},"shockG":${jsonNumber(v[8])},` +
-    `"lightLux":${jsonNumber(v[9])},"batteryPercent":${jsonNumber(v[10])},"pressureHpa":${jsonNumber(v[11])}}`
-  );
+  if (lat != null && lng != null) {
+    json += `,"location":{"lat":${lat},"lng":${lng}`;
+    for (let i = 0; i < LOCATION_KEYS.length; i++) {
+      const value = v[i + 2];
+      if (value != null) json += `${LOCATION_KEYS[i]}${value}`;
+    }
+    json += '}';
+  }
+  for (let i = 0; i < MEASUREMENT_KEYS.length; i++) {
+    const value = v[i + 6];
+    if (value != null) json += `${MEASUREMENT_KEYS[i]}${value}`;
+  }
+  return `${json}}`;
 }

@@ -19,7 +19,7 @@ import { DomainError } from '@tracking/core';
 import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
 import { validate as isUuid } from 'uuid';
 import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
-import { type AssignmentPeriod, ReadingRepository, type ReadingRow, readingJson, readingKey } from './reading.repository.js';
+import { type AssignmentPeriod, ReadingRepository, type ReadingRow, publishedReadingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
 
@@ -252,8 +252,9 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
     else groups.set(key, { deviceId: row.deviceId, shipmentId, rows: [row] });
   }
   const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
-  const head = `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},"devices":[`;
-  const received = JSON.stringify(receivedAt.toISOString());
+  const head =
+    `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},` +
+    `"receivedAt":"${receivedAt.toISOString()}","devices":[`;
   const payloads: string[] = [];
   let done: string[] = [];
   let size = 0;
@@ -266,7 +267,7 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
       parts = [];
     };
     for (const row of list) {
-      const json = readingJson(row, received);
+      const json = publishedReadingJson(row);
       if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
         close();
         payloads.push(`${head}${done.join(',')}]}`);

@@ -24,6 +24,23 @@ describe('a readings message for the evaluation', () => {
     ]);
   });
 
+  it("takes readings as the DMS publishes them: receivedAt on the message, null fields left out; and those of older messages, with receivedAt on each", () => {
+    const compact = { id: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f90', recordedAt: '2026-01-01T00:00:00.000Z', location: { lat: 1, lng: 2 }, shockG: 4 };
+    const older = { ...reading('2026-01-01T00:00:01.000Z'), receivedAt: '2026-01-01T00:02:00.000Z' };
+    const message = { tenantId, accountId, receivedAt: '2026-01-01T00:01:00.000Z', devices: [{ deviceId: device, shipmentId: shipment, readings: [compact, older, { id: 'x' }] }] };
+    expect(decodeShipmentReadings(encode(message))).toEqual([
+      {
+        tenantId,
+        accountId,
+        shipmentId: shipment.toLowerCase(),
+        readings: [
+          { ...compact, deviceId: device, receivedAt: '2026-01-01T00:01:00.000Z' },
+          { ...older, deviceId: device },
+        ],
+      },
+    ]);
+  });
+
   it.each([
     ['not JSON', new TextEncoder().encode('{')],
     ['null', encode(null)],

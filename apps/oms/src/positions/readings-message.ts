@@ -1,4 +1,4 @@
-import type { PublishedDeviceReadings, ReadingsPublished, ShipmentScope } from '@tracking/contracts';
+import type { PublishedDeviceReadings, PublishedReading, ReadingsPublished, ShipmentScope } from '@tracking/contracts';
 import type { GeofenceReading } from '@tracking/geofence';
 import { validate as isUuid } from 'uuid';
 import type { LastPosition } from '../shipments/shipment.repository.js';
@@ -12,11 +12,13 @@ export interface ShipmentReadings extends ShipmentScope {
  * A message of the readings stream as the readings of each shipment (one group per device and shipment),
  * leaving out those recorded while on no shipment (no track, visit or alert). A message that is not a
  * readings publication throws (the consumers terminate it and log it); a reading without its times is
- * left out.
+ * left out. Each reading gets its group's `deviceId` and its message's `receivedAt`; messages written
+ * before `receivedAt` moved to the message carry it on each reading. Absent fields stay absent: the
+ * engine reads them as null.
  */
 export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
   const value = JSON.parse(new TextDecoder().decode(data)) as Partial<ReadingsPublished> | null;
-  const { tenantId, accountId, devices } = value ?? {};
+  const { tenantId, accountId, devices, receivedAt } = value ?? {};
   if (typeof tenantId !== 'string' || typeof accountId !== 'string' || !Array.isArray(devices)) throw new Error('not a readings publication');
   const groups: ShipmentReadings[] = [];
   for (const group of devices as Partial<PublishedDeviceReadings>[]) {
@@ -24,8 +26,12 @@ export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
     if (typeof deviceId !== 'string' || !isUuid(deviceId) || !Array.isArray(readings)) throw new Error('not a readings publication');
     if (shipmentId === null) continue;
     if (typeof shipmentId !== 'string' || !isUuid(shipmentId)) throw new Error('not a readings publication');
-    const timed = readings.filter((reading) => typeof reading?.recordedAt === 'string' && typeof reading.receivedAt === 'string');
-    groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: timed.map((reading) => ({ ...reading, deviceId })) });
+    const timed: GeofenceReading[] = [];
+    for (const reading of readings as (PublishedReading | null)[]) {
+      const received = reading?.receivedAt ?? receivedAt;
+      if (typeof reading?.recordedAt === 'string' && typeof received === 'string') timed.push({ ...reading, deviceId, receivedAt: received });
+    }
+    groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: timed });
   }
   return groups;
 }

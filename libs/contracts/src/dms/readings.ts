@@ -144,6 +144,8 @@ export interface ShipmentReadingsPage {
 export interface ReadingsPublished {
   tenantId: string;
   accountId: string;
+  /** When the DMS received every reading of the message (their `receivedAt`). */
+  receivedAt: string;
   /** One group per device and per shipment it was on when recording; a group may continue in the next message. */
   devices: PublishedDeviceReadings[];
 }
@@ -153,7 +155,33 @@ export interface PublishedDeviceReadings {
   /** The shipment the device was on when these readings were recorded; null: on none (no track, visit or alert). */
   shipmentId: string | null;
   /** In `recordedAt` order. */
-  readings: Reading[];
+  readings: PublishedReading[];
+}
+
+/**
+ * A reading as published: the API's `Reading` without `deviceId` (its group's) and `receivedAt` (its
+ * message's), and without the fields that are null (absent means null, in `location` too). Messages
+ * written before `receivedAt` moved to the message carry it on each reading, with every field.
+ */
+export interface PublishedReading {
+  id: string;
+  recordedAt: string;
+  /** Only in messages written before it moved to the message. */
+  receivedAt?: string;
+  location?: {
+    lat: number;
+    lng: number;
+    accuracyMeters?: number | null;
+    altitudeMeters?: number | null;
+    speedMps?: number | null;
+    headingDegrees?: number | null;
+  } | null;
+  temperatureC?: number | null;
+  humidityPercent?: number | null;
+  shockG?: number | null;
+  lightLux?: number | null;
+  batteryPercent?: number | null;
+  pressureHpa?: number | null;
 }
 
 /** JetStream subjects of readings; the stream is `jetStreamName(prefix, 'READINGS')`. */
