@@ -96,6 +96,17 @@ describe('Idempotency-Key on POST', () => {
       expect(await countShipments(`tag=once-${key}`)).toBe(1);
     });
 
+    it('from a sealed record: Redis holds neither the body nor the headers in the clear', async () => {
+      const key = randomUUID();
+      const body = { name: `Sealed ${key}` };
+      const first = await post(shipments, key, { body });
+      expect(first.status).toBe(201);
+      const stored = await redis.hget(record(tenant.applicationId, key), 'response');
+      expect(stored).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(stored).not.toContain(first.body.id);
+      expectReplayOf(await post(shipments, key, { body }), first);
+    });
+
     it('the same body however its keys are ordered or spaced', async () => {
       const key = randomUUID();
       const tag = `order-${key}`;

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Result } from 'ioredis';
 import type { GatewayConfig } from '../../config.js';
@@ -25,6 +25,8 @@ export interface StoredResponse {
 export interface IdempotencyRecord {
   key: string;
   index: string;
+  /** The AES-256-GCM key of the stored response, derived from the idempotency key (`sealResponse`). */
+  responseKey: Buffer;
 }
 
 export type Reservation =
@@ -140,6 +142,7 @@ export class IdempotencyStore {
     return {
       key: this.redis.key('idempotency', applicationId, createHash('sha256').update(idempotencyKey).digest('hex')),
       index: this.redis.key('idempotency-index', applicationId),
+      responseKey: Buffer.from(hkdfSync('sha256', idempotencyKey, applicationId, RESPONSE_KEY_INFO, 32)),
     };
   }
 
@@ -152,13 +155,13 @@ export class IdempotencyStore {
     const [state, storedFingerprint, response] = reply as [string | null, string | null, string | null];
     if (state === 'full') return { outcome: 'full', retryAfterMs: Number(storedFingerprint) };
     if (storedFingerprint !== fingerprint) return { outcome: 'reused' };
-    if (state === 'done' && response !== null) return { outcome: 'completed', response: JSON.parse(response) as StoredResponse };
+    if (state === 'done' && response !== null) return { outcome: 'completed', response: openResponse(record, response) };
     return { outcome: 'in-flight' };
   }
 
   async complete(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<void> {
     this.requireRedis();
-    await this.redis.client.idempotencyComplete(record.key, record.index, owner, JSON.stringify(response), KEEP_RESPONSE_MS);
+    await this.redis.client.idempotencyComplete(record.key, record.index, owner, sealResponse(record, response), KEEP_RESPONSE_MS);
   }
 
   async release(record: IdempotencyRecord, owner: string): Promise<void> {
@@ -169,4 +172,36 @@ export class IdempotencyStore {
   private requireRedis(): void {
     if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
   }
+}
+
+const RESPONSE_KEY_INFO = 'tracking idempotency response v1';
+const SEALED = 'v1';
+
+/**
+ * A response as Redis keeps it: encrypted (AES-256-GCM) with a key derived (HKDF-SHA256) from the
+ * idempotency key and the application, which Redis never holds (the record's name is a SHA-256 of the
+ * key). So a copy of Redis shows no response in the clear, such as a webhook's secret in the answer to
+ * its create: opening one needs the client's idempotency key. The record's name is authenticated data,
+ * so a sealed response copied to another record does not open. Form: `v1.<iv>.<tag>.<ciphertext>`, base64url.
+ */
+export function sealResponse(record: IdempotencyRecord, response: StoredResponse): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', record.responseKey, iv);
+  cipher.setAAD(Buffer.from(record.key));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
+  return [SEALED, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+}
+
+/** The response `sealResponse` stored; one stored as plain JSON (before responses were sealed, at most 24 h ago) as it is. */
+export function openResponse(record: IdempotencyRecord, stored: string): StoredResponse {
+  if (stored.startsWith('{')) return JSON.parse(stored) as StoredResponse;
+  const [format, iv, tag, ciphertext, ...rest] = stored.split('.');
+  if (format !== SEALED || iv === undefined || tag === undefined || ciphertext === undefined || rest.length > 0) {
+    throw new Error('the stored response is not in the sealed form v1');
+  }
+  const decipher = createDecipheriv('aes-256-gcm', record.responseKey, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(record.key));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  const plaintext = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+  return JSON.parse(plaintext.toString('utf8')) as StoredResponse;
 }
