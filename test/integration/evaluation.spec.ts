@@ -1,6 +1,9 @@
 import type { Device, Shipment } from '@tracking/contracts';
+import { initialState } from '@tracking/geofence';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/alerts/evaluation-record.repository.js';
 import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -381,6 +384,33 @@ describe('evaluation of readings', () => {
       expect(response.status, response.text).toBe(204);
     }
     await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
+  });
+
+  it('keeps a due time still ahead when the next is later by less than the slack, so that most updates leave the indexed due_at alone', async () => {
+    const shipment = await createShipment(stack, tenant, {});
+    await oms.query('INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id) VALUES ($1, $2, $3)', [shipment.id, tenant.tenantId, tenant.accountIds[0]]);
+    const worker = stack.workers[0]!;
+    const records = worker.get(EvaluationRecordRepository);
+    const start = Date.now();
+    /** Saves a state due `seconds` after `start` (null: none), in `manager`; answers the due time stored, in seconds after `start`. */
+    const saved = async (seconds: number | null, manager = worker.get(DataSource).manager) => {
+      await records.save(manager, [{ shipmentId: shipment.id, version: 0, state: initialState(), dueAt: seconds === null ? null : new Date(start + seconds * 1000) }]);
+      const [row]: { due_at: Date | null }[] = await manager.query('SELECT due_at FROM shipment_evaluations WHERE shipment_id = $1', [shipment.id]);
+      return row!.due_at === null ? null : (row!.due_at.getTime() - start) / 1000;
+    };
+    const slack = DUE_AT_SLACK_SECONDS;
+    expect(await saved(600)).toBe(600);
+    expect(await saved(600 + slack / 2)).toBe(600);
+    expect(await saved(600 + slack - 1)).toBe(600);
+    expect(await saved(600 + slack + 1)).toBe(600 + slack + 1);
+    expect(await saved(640)).toBe(640);
+    expect(await saved(null)).toBeNull();
+    // A due time already passed (the timer fired early and found nothing due) is never kept. In one
+    // transaction, so that the timers' sweep never sees the past due time.
+    await worker.get(DataSource).transaction(async (manager) => {
+      await manager.query("UPDATE shipment_evaluations SET due_at = now() - interval '1 second' WHERE shipment_id = $1", [shipment.id]);
+      expect(await saved(30, manager)).toBe(30);
+    });
   });
 
   it('changes nothing when a batch comes again after its commit (a worker killed before its ack), in the same worker or a fresh one', async () => {

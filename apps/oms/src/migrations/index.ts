@@ -14,6 +14,7 @@ import { CreateAlertsAndVisits1763800020000 } from './1763800020000-create-alert
 import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipment-last-position.js';
 import { CreateShipmentEvaluations1763800022000 } from './1763800022000-create-shipment-evaluations.js';
 import { CompressOutboxWithLz41763800023000 } from './1763800023000-compress-outbox-with-lz4.js';
+import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-evaluation-updates-hot.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -33,4 +34,5 @@ export const omsMigrations = [
   AddShipmentLastPosition1763800021000,
   CreateShipmentEvaluations1763800022000,
   CompressOutboxWithLz41763800023000,
+  KeepEvaluationUpdatesHot1763800024000,
 ];
