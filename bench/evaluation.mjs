@@ -42,7 +42,9 @@ const DWELL_S = 30;
 const CYCLE_S = 200;
 const BATCH_DEVICES = 100;
 const READINGS_PER_DEVICE = 10;
-const stack = await new BenchStack(config, { services: ['oms', 'dms', 'worker', 'gateway'] }).prepare();
+/** BENCH_PROFILE=1: CPU profiles of every service over the first measured run (bench/results/profiles). */
+const profile = process.env.BENCH_PROFILE === '1';
+const stack = await new BenchStack(config, { services: ['oms', 'dms', 'worker', 'gateway'], profile }).prepare();
 Object.assign(stack.env, {
   EVALUATION_LATENESS_SECONDS: String(config.lateness),
   OMS_DATABASE_POOL_SIZE: process.env.OMS_DATABASE_POOL_SIZE ?? '20',
@@ -197,7 +199,12 @@ async function main() {
   print(`\nWarm-up (${config.warmup} s)...`);
   await run(config.warmup);
   for (let i = 1; i <= config.runs; i++) {
+    if (profile && i === 1) stack.signal('SIGWINCH');
     const result = await run(config.duration);
+    if (profile && i === 1) {
+      stack.signal('SIGWINCH');
+      await sleep(3000);
+    }
     stack.assertAlive();
     results.runs.push(result);
     print(`  run ${i}: ${result.readingsPerSecond} readings/s (batch p99 ${result.batchP99} ms), ${result.arrivals} arrivals, ` +
