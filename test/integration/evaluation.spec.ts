@@ -10,6 +10,7 @@ import { createTenant, type TestTenant } from '../factories/identity.factory.js'
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
+import { clockPast } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { TestStack } from '../support/stack.js';
 
@@ -383,6 +384,30 @@ describe('evaluation of readings', () => {
       const response = await stack.request('POST', `${base}/shipments/${shipment.id}/${action}`, { token: tenant.token });
       expect(response.status, response.text).toBe(204);
     }
+    await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
+  });
+
+  it('makes final what a shipment retained when it closes: the visit and the alert its last readings decide, the alert ended at the close', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
+    // Inside from t0+1 s, outside from t0+3 s for the dwell time, too warm from t0+1 s on; nothing after:
+    // within the lateness bound, nothing is final.
+    const readings = path(t0, [poi.far, poi.inside, poi.inside, poi.far, poi.far]).map((reading, i) => ({ ...reading, temperatureC: i === 0 ? 5 : 10 }));
+    await send(device, readings);
+    await evaluatedUpTo(shipment.id, t0 + 4000);
+    expect(await visits(shipment.id)).toEqual([]);
+    expect(await alerts(shipment.id)).toEqual([]);
+    await clockPast(t0 + 4000);
+    for (const action of ['start', 'deliver', 'complete']) {
+      const response = await stack.request('POST', `${base}/shipments/${shipment.id}/${action}`, { token: tenant.token });
+      expect(response.status, response.text).toBe(204);
+    }
+    const completedAt = (await shipmentOf(shipment.id)).completedAt as string;
+    const visit = { poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: iso(t0 + 3000) };
+    await until(() => visits(shipment.id), [visit], 'the visit');
+    await until(async () => mine(shipment.id, await events('shipment.departed')), [{ shipmentId: shipment.id, ...visit }], 'shipment.departed');
+    const shown = async () => (await alerts(shipment.id)).map(({ kind, startedAt, endedAt, status, peakValue }) => ({ kind, startedAt, endedAt, status, peakValue }));
+    await until(shown, [{ kind: 'TemperatureHigh', startedAt: iso(t0 + 1000), endedAt: completedAt, status: 'Closed', peakValue: 10 }], 'the alert ended at the close');
     await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
   });
 

@@ -32,9 +32,14 @@ export const DUE_AT_SLACK_SECONDS = 60;
 export class EvaluationRecordRepository {
   /**
    * The shipments' records, locked `FOR UPDATE` in id order until the transaction ends (created first when
-   * missing), so that two evaluations of one shipment take turns whichever worker runs them.
+   * missing, unless `create` is false), so that two evaluations of one shipment take turns whichever
+   * worker runs them.
    */
-  async lock(manager: EntityManager, shipments: readonly { id: string; tenantId: string; accountId: string }[]): Promise<Map<string, EvaluationRecord>> {
+  async lock(
+    manager: EntityManager,
+    shipments: readonly { id: string; tenantId: string; accountId: string }[],
+    options: { create: boolean } = { create: true },
+  ): Promise<Map<string, EvaluationRecord>> {
     const records = new Map<string, EvaluationRecord>();
     if (shipments.length === 0) return records;
     const select = async (ids: string[]) => {
@@ -46,7 +51,7 @@ export class EvaluationRecordRepository {
     };
     await select(shipments.map((shipment) => shipment.id));
     const missing = shipments.filter((shipment) => !records.has(shipment.id));
-    if (missing.length > 0) {
+    if (missing.length > 0 && options.create) {
       await manager.query(
         `INSERT INTO shipment_evaluations (shipment_id, tenant_id, account_id)
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) ORDER BY 1 ON CONFLICT (shipment_id) DO NOTHING`,

@@ -42,32 +42,39 @@ export class EvaluationStore {
   /**
    * One transaction for the evaluations of several shipments (the evaluation works in chunks: one commit
    * for many shipments). The shipments are locked `FOR KEY SHARE` (as in `forShipment`: a transition or
-   * delete waits, and is waited for), then their evaluation records `FOR UPDATE`, both in id order, so
-   * that two evaluations of one shipment take turns whichever worker runs them (this order is the one a
-   * lifecycle transition takes them in too). Shipments gone or closed are left out (their records are
-   * deleted). `work` gets each remaining one's outcomes (with `outcomes.shipment`) and record, and saves
-   * each new state with `outcomes.saveState`; the states are written together after it. A throw rolls
-   * back the whole chunk.
+   * delete waits, and is waited for), then their evaluation records `FOR UPDATE`: the open shipments' in
+   * id order, then the closed ones' in id order (the status cannot change under the shipment's lock, so
+   * every evaluation takes them in this one order; a lifecycle transition takes the shipment first too).
+   * Shipments gone are left out. `work` gets each open one's outcomes (with `outcomes.shipment`) and
+   * record, and saves each new state with `outcomes.saveState`; the states are written together after it.
+   * A closed shipment that still has a record comes once more, with `closing: true`, for its last
+   * evaluation (what it retained becomes final); every closed shipment's record is deleted after `work`.
+   * A throw rolls back the whole chunk.
    */
   async forEvaluations<T>(
     scopes: readonly ShipmentScope[],
-    work: (evaluations: { outcomes: ShipmentOutcomes; record: EvaluationRecord }[]) => Promise<T>,
+    work: (evaluations: { outcomes: ShipmentOutcomes; record: EvaluationRecord; closing: boolean }[]) => Promise<T>,
   ): Promise<T> {
     return this.shipments.withEntitiesLockedForEvaluation(scopes, async (entities, manager) => {
-      const closed = entities.filter((entity) => CLOSED_SHIPMENT_STATUSES.includes(entity.status)).map((entity) => entity.id);
-      if (closed.length > 0) await this.records.delete(manager, closed);
-      const open = entities.filter((entity) => !CLOSED_SHIPMENT_STATUSES.includes(entity.status));
+      const isClosed = (entity: ShipmentEntity) => CLOSED_SHIPMENT_STATUSES.includes(entity.status);
+      const open = entities.filter((entity) => !isClosed(entity));
+      const closed = entities.filter(isClosed);
       const records = await this.records.lock(manager, open);
+      const closing = await this.records.lock(manager, closed, { create: false });
       const saves: StateSave[] = [];
-      const evaluations = open.map((entity) => {
+      const evaluations = entities.flatMap((entity) => {
+        const record = isClosed(entity) ? closing.get(entity.id) : records.get(entity.id);
+        if (!record) {
+          if (isClosed(entity)) return [];
+          throw new Error(`no evaluation record of shipment ${entity.id}`);
+        }
         const scope = { tenantId: entity.tenantId, accountId: entity.accountId, shipmentId: entity.id };
         const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, saves);
-        const record = records.get(entity.id);
-        if (!record) throw new Error(`no evaluation record of shipment ${entity.id}`);
-        return { outcomes, record };
+        return [{ outcomes, record, closing: isClosed(entity) }];
       });
       const result = await work(evaluations);
       await this.records.save(manager, saves);
+      if (closed.length > 0) await this.records.delete(manager, closed.map((entity) => entity.id));
       return result;
     });
   }

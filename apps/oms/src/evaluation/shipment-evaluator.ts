@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type AccountScope, type AlertKind, ShipmentAction, type ShipmentScope } from '@tracking/contracts';
 import {
   type AlertKind as GeofenceAlertKind,
+  closeAlerts,
   evaluate,
   type EvaluationOptions,
   excursionsOf,
@@ -90,12 +91,17 @@ export class ShipmentEvaluator {
     }
     try {
       await this.store.forEvaluations(items, async (evaluations) => {
-        for (const { outcomes, record } of evaluations) {
+        for (const { outcomes, record, closing } of evaluations) {
           const shipment = outcomes.shipment;
           if (!shipment) throw new Error('forEvaluations gives the shipment');
           const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
           if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
-          const state = await this.evaluateOne(outcomes, shipment, record, readingsOf.get(shipment.id) ?? [], now, index);
+          const readings = readingsOf.get(shipment.id) ?? [];
+          if (closing) {
+            await this.evaluateClosed(outcomes, shipment, record, readings, now, index);
+            continue;
+          }
+          const state = await this.evaluateOne(outcomes, shipment, record, readings, now, index);
           done.set(shipment.id, { version: record.version + 1, state });
         }
       });
@@ -121,20 +127,9 @@ export class ShipmentEvaluator {
     places: PlaceIndex,
   ): Promise<GeofenceState> {
     const lateness = this.config.EVALUATION_LATENESS_SECONDS;
-    const options = (): EvaluationOptions => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds: lateness });
+    const options = this.optionsOf(shipment, places);
     const changes: GeofenceChange[] = [];
-    let state: GeofenceState | null = null;
-    const cached = this.states.get(shipment.id);
-    if (cached?.version === record.version) state = cached.state;
-    else if (record.state) {
-      // Another process evaluated last, or this one restarted: the stored state without its retained
-      // readings, and those readings again from the DMS (every reading at or after the horizon).
-      this.metrics.restores.inc();
-      const retained = await this.dms.shipmentReadings({ ...outcomes.account, shipmentId: shipment.id, from: record.state.horizon ?? 0 });
-      const restored = evaluate(record.state, retained, options());
-      state = restored.state;
-      changes.push(...restored.changes);
-    }
+    let state = await this.current(outcomes, shipment, record, options, changes);
     if (readings.length > 0 || state === null) {
       const result = evaluate(state, readings, options());
       state = result.state;
@@ -150,16 +145,83 @@ export class ShipmentEvaluator {
     const signalLoss = openSignalLoss(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0, now);
     state = signalLoss.state;
     await this.record(outcomes, signalLoss.changes);
-    const excursions = excursionsOf(state);
-    const temperatureMs = Math.round(excursions.temperatureSeconds * 1000);
-    const humidityMs = Math.round(excursions.humiditySeconds * 1000);
-    // Only a total that grew is written (the row's values as read with the lock).
-    if (temperatureMs > Number(shipment.excursionTemperatureMs) || humidityMs > Number(shipment.excursionHumidityMs)) {
-      await outcomes.setExcursions(temperatureMs, humidityMs);
-    }
+    await this.recordExcursions(outcomes, shipment, state);
     const dueAt = earliest(settleDueAt(state, lateness), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
     outcomes.saveState(record.version, withoutPending(state), dueAt);
     return state;
+  }
+
+  /**
+   * The last evaluation of a shipment that closed: everything it retained becomes final, as if its
+   * lateness bound had passed (`settle`), then every alert still open in the engine ends at the moment it
+   * closed (those the close already ended stay as they are; a device whose clock ran ahead of the close
+   * moves that end to its newest reading, so that no alert ends before it started). So a visit or an excursion the readings
+   * before the close decide is recorded, with its events, rather than dropped with the state. Readings
+   * arriving after this find no record and change nothing. No state is saved: the record is deleted.
+   */
+  private async evaluateClosed(
+    outcomes: ShipmentOutcomes,
+    shipment: ShipmentEntity,
+    record: EvaluationRecord,
+    readings: readonly GeofenceReading[],
+    now: number,
+    places: PlaceIndex,
+  ): Promise<void> {
+    const options = this.optionsOf(shipment, places);
+    const changes: GeofenceChange[] = [];
+    let state = await this.current(outcomes, shipment, record, options, changes);
+    if (readings.length > 0) {
+      const result = evaluate(state, readings, options());
+      state = result.state;
+      changes.push(...result.changes);
+    }
+    if (state === null) return;
+    const settled = settle(state, options());
+    changes.push(...settled.changes);
+    // When it closed; or the newest reading's time, should a device's clock have run ahead of the close.
+    const closedAt = (shipment.completedAt ?? shipment.cancelledAt ?? new Date(now)).getTime();
+    const closed = closeAlerts(settled.state, Math.max(closedAt, settled.state.watermark ?? closedAt));
+    changes.push(...closed.changes);
+    await this.record(outcomes, changes);
+    await this.recordExcursions(outcomes, shipment, closed.state);
+  }
+
+  private optionsOf(shipment: ShipmentEntity, places: PlaceIndex): () => EvaluationOptions {
+    const latenessSeconds = this.config.EVALUATION_LATENESS_SECONDS;
+    return () => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds });
+  }
+
+  /**
+   * The shipment's engine state as of its record: from memory when this process made the last
+   * evaluation, else the stored state with the readings it retained read again from the DMS (every
+   * reading at or after the horizon), whose changes go to `changes`. Null: never evaluated.
+   */
+  private async current(
+    outcomes: ShipmentOutcomes,
+    shipment: ShipmentEntity,
+    record: EvaluationRecord,
+    options: () => EvaluationOptions,
+    changes: GeofenceChange[],
+  ): Promise<GeofenceState | null> {
+    const cached = this.states.get(shipment.id);
+    if (cached?.version === record.version) return cached.state;
+    if (!record.state) return null;
+    // Another process evaluated last, or this one restarted.
+    this.metrics.restores.inc();
+    const retained = await this.dms.shipmentReadings({ ...outcomes.account, shipmentId: shipment.id, from: record.state.horizon ?? 0 });
+    const restored = evaluate(record.state, retained, options());
+    changes.push(...restored.changes);
+    return restored.state;
+  }
+
+  /** Writes the shipment's excursion totals when they grew (the row's values as read with the lock). */
+  private async recordExcursions(outcomes: ShipmentOutcomes, shipment: ShipmentEntity, state: GeofenceState): Promise<void> {
+    const excursions = excursionsOf(state);
+    const temperatureMs = Math.round(excursions.temperatureSeconds * 1000);
+    const humidityMs = Math.round(excursions.humiditySeconds * 1000);
+    if (temperatureMs > Number(shipment.excursionTemperatureMs) || humidityMs > Number(shipment.excursionHumidityMs)) {
+      await outcomes.setExcursions(temperatureMs, humidityMs);
+    }
   }
 
   /** Records the changes in their (event-time) order, each once, with the autoTransitions they imply. */
