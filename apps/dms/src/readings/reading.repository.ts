@@ -270,7 +270,6 @@ function sqlNumber(value: number | null | undefined): string {
   return value === null || value === undefined ? 'NULL' : String(value);
 }
 
-
 /** Keys of the measurements in a published reading, by their index in `ReadingRow.values` (`READING_VALUES`). */
 const LOCATION_KEYS = [',"accuracyMeters":', ',"altitudeMeters":', ',"speedMps":', ',"headingDegrees":'];
 const MEASUREMENT_KEYS = [',"temperatureC":', ',"humidityPercent":', ',"shockG":', ',"lightLux":', ',"batteryPercent":', ',"pressureHpa":'];

@@ -155,9 +155,10 @@ export class ShipmentEvaluator {
    * The last evaluation of a shipment that closed: everything it retained becomes final, as if its
    * lateness bound had passed (`settle`), then every alert still open in the engine ends at the moment it
    * closed (those the close already ended stay as they are; a device whose clock ran ahead of the close
-   * moves that end to its newest reading, so that no alert ends before it started). So a visit or an excursion the readings
-   * before the close decide is recorded, with its events, rather than dropped with the state. Readings
-   * arriving after this find no record and change nothing. No state is saved: the record is deleted.
+   * moves that end to its newest reading, so that no alert ends before it started). So a visit or an
+   * excursion that the readings before the close decide is recorded, with its events, rather than dropped
+   * with the state. Readings arriving after this find no record and change nothing. No state is saved:
+   * the record is deleted.
    */
   private async evaluateClosed(
     outcomes: ShipmentOutcomes,
