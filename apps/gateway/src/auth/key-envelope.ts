@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ConfigError } from '@tracking/core';
 import type { JWK } from 'jose';
+import { decrypt, encrypt } from '../crypto/aes-gcm.js';
 
 /** A key-encryption key (KEK): 32 bytes for AES-256-GCM, under an id that is stored with what it wraps. */
 export interface KeyEncryptionKey {
@@ -97,19 +98,4 @@ export class KeyEnvelope {
       dataKey.fill(0);
     }
   }
-}
-
-function encrypt(key: Buffer, plaintext: Buffer, aad: string): [string, string, string] {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(aad));
-  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return [iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')];
-}
-
-function decrypt(key: Buffer, [iv, tag, ciphertext]: [string, string, string], aad: string): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
-  decipher.setAAD(Buffer.from(aad));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
 }

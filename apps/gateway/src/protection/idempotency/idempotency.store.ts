@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, hkdfSync, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Result } from 'ioredis';
 import type { GatewayConfig } from '../../config.js';
+import { decrypt, encrypt } from '../../crypto/aes-gcm.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
@@ -185,23 +186,13 @@ const SEALED = 'v1';
  * so a sealed response copied to another record does not open. Form: `v1.<iv>.<tag>.<ciphertext>`, base64url.
  */
 export function sealResponse(record: IdempotencyRecord, response: StoredResponse): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', record.responseKey, iv);
-  cipher.setAAD(Buffer.from(record.key));
-  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
-  return [SEALED, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+  return [SEALED, ...encrypt(record.responseKey, Buffer.from(JSON.stringify(response)), record.key)].join('.');
 }
 
 /** The response `sealResponse` stored; one stored as plain JSON (before responses were sealed, at most 24 h ago) as it is. */
 export function openResponse(record: IdempotencyRecord, stored: string): StoredResponse {
   if (stored.startsWith('{')) return JSON.parse(stored) as StoredResponse;
-  const [format, iv, tag, ciphertext, ...rest] = stored.split('.');
-  if (format !== SEALED || iv === undefined || tag === undefined || ciphertext === undefined || rest.length > 0) {
-    throw new Error('the stored response is not in the sealed form v1');
-  }
-  const decipher = createDecipheriv('aes-256-gcm', record.responseKey, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
-  decipher.setAAD(Buffer.from(record.key));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  const plaintext = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
-  return JSON.parse(plaintext.toString('utf8')) as StoredResponse;
+  const [format, ...parts] = stored.split('.');
+  if (format !== SEALED || parts.length !== 3) throw new Error('the stored response is not in the sealed form v1');
+  return JSON.parse(decrypt(record.responseKey, parts as [string, string, string], record.key).toString('utf8')) as StoredResponse;
 }
