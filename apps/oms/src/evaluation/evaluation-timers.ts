@@ -51,17 +51,20 @@ export class EvaluationTimers implements OnApplicationBootstrap, OnApplicationSh
     let swept = 0;
     for (;;) {
       const due = await this.records.due(this.dataSource.manager, SWEEP_BATCH);
+      let failed = false;
       for (let i = 0; i < due.length; i += EVALUATION_CHUNK) {
         const chunk = due.slice(i, i + EVALUATION_CHUNK).map((shipment) => ({ ...shipment, readings: [] }));
         try {
           await this.evaluator.evaluateMany(chunk, now);
         } catch (error) {
+          failed = true;
           this.logger.warn({ err: error, shipments: chunk.length }, 'evaluation timers failed; the shipments stay due');
         }
       }
       swept += due.length;
-      // A shipment that failed stays due: leave it to the next sweep rather than loop on it.
-      if (due.length < SWEEP_BATCH) return swept;
+      // A shipment that failed stays due, and would come first again: leave it, and the rest, to the
+      // next sweep rather than loop on it (a DMS that cannot answer restores would make that loop hot).
+      if (due.length < SWEEP_BATCH || failed) return swept;
     }
   }
 
