@@ -5,3 +5,4 @@ export * from './request-context.js';
 export * from './nest-logger.js';
 export * from './date-time.js';
 export * from './churn-map.js';
+export * from './bounded-semaphore.js';

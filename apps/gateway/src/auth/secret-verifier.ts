@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode } from '@tracking/contracts';
-import { DomainError } from '@tracking/core';
+import { BoundedSemaphore, DomainError, SemaphoreFull } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { LRUCache } from 'lru-cache';
 import { Counter } from 'prom-client';
@@ -9,7 +9,6 @@ import type { GatewayConfig } from '../config.js';
 import type { ApplicationEntity } from '../identity/application.entity.js';
 import { DECOY_HASH, verifySecret } from '../identity/secret-hash.js';
 import { GATEWAY_CONFIG } from '../tokens.js';
-import { BoundedSemaphore, SemaphoreFull } from './bounded-semaphore.js';
 
 /** How long a verified secret is taken on trust (a disabled application is checked on every request anyway). */
 const VERIFIED_FOR_MS = 10 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type AccountScope, jetStreamName } from '@tracking/contracts';
-import type { Logger } from '@tracking/core';
+import { BoundedSemaphore, type Logger } from '@tracking/core';
 import type { PlaceIndex } from '@tracking/geofence';
 import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
 import type { OmsConfig } from '../config.js';
@@ -25,9 +25,8 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
   private readonly waiting = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
   /** Per shipment, the end of the last batch of this process that evaluates it. */
   private readonly tails = new Map<string, Promise<void>>();
-  /** Chunk transactions running now, at most EVALUATION_CONCURRENCY; the others wait here. */
-  private running = 0;
-  private readonly slots: (() => void)[] = [];
+  /** Chunk transactions of this process: at most EVALUATION_CONCURRENCY at once, the others wait their turn. */
+  private readonly slots: BoundedSemaphore;
 
   constructor(
     private readonly evaluator: ShipmentEvaluator,
@@ -35,7 +34,9 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     @Inject(JETSTREAM_CONNECTION) private readonly nats: NatsConnection,
     @Inject(OMS_CONFIG) private readonly config: OmsConfig,
     @Inject(OMS_LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.slots = new BoundedSemaphore(config.EVALUATION_CONCURRENCY, Number.POSITIVE_INFINITY);
+  }
 
   onApplicationBootstrap(): void {
     if (!this.config.EVALUATION_ENABLED) return;
@@ -88,20 +89,7 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     shipments.sort((a, b) => (a.shipmentId < b.shipmentId ? -1 : a.shipmentId > b.shipmentId ? 1 : 0));
     const chunks: ShipmentReadings[][] = [];
     for (let i = 0; i < shipments.length; i += EVALUATION_CHUNK) chunks.push(shipments.slice(i, i + EVALUATION_CHUNK));
-    await Promise.all(chunks.map((chunk) => this.inSlot(() => this.evaluator.evaluateMany(chunk, Date.now(), placesOf))));
-  }
-
-  /** Runs `work` once fewer than EVALUATION_CONCURRENCY chunks are running in this process. */
-  private async inSlot<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.config.EVALUATION_CONCURRENCY) await new Promise<void>((resolve) => this.slots.push(resolve));
-    else this.running++;
-    try {
-      return await work();
-    } finally {
-      const next = this.slots.shift();
-      if (next) next();
-      else this.running--;
-    }
+    await Promise.all(chunks.map((chunk) => this.slots.run(() => this.evaluator.evaluateMany(chunk, Date.now(), placesOf))));
   }
 
   /** The reorder delay; cut short when the process stops (the batch is then evaluated at once). */

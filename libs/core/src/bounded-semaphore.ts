@@ -5,7 +5,8 @@ export class SemaphoreFull extends Error {
 
 /**
  * At most `concurrency` tasks at once, at most `queueLimit` more waiting (first come, first served);
- * a task beyond that is refused at once rather than piling up behind the others.
+ * a task beyond that is refused at once rather than piling up behind the others (`Infinity`: every task
+ * waits its turn).
  */
 export class BoundedSemaphore {
   private active = 0;
