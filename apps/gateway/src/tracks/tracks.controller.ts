@@ -66,8 +66,9 @@ export class TracksController {
   @ApiTooManyRequestsResponse({
     type: ErrorEnvelopeDto,
     description:
-      'RateLimitExceeded (details.policy track-reads) with Retry-After: the tenant already has as many tracks being read as ' +
-      'one DMS replica allows at once (TRACK_CONCURRENCY_PER_TENANT, default 2); nothing was read.',
+      'RateLimitExceeded with Retry-After: over a rate limit (details.policy names it), or, with details.policy track-reads, ' +
+      'the tenant already has as many tracks being read as one DMS replica allows at once (TRACK_CONCURRENCY_PER_TENANT, ' +
+      'default 2); nothing was read.',
   })
   @ApiGatewayTimeoutResponse({
     type: ErrorEnvelopeDto,
