@@ -19,6 +19,13 @@ export const dmsConfigSchema = {
   READINGS_PARTITIONS_AHEAD_DAYS: env.int({ default: 3, min: 1, max: 60 }),
   /** How often each DMS replica creates partitions ahead and drops those past the retention. */
   READINGS_MAINTENANCE_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
+  /**
+   * The longest a track's statements may run when the request gives no deadline; with one, the time left
+   * before it, less a margin, and never more than this (docs/tracks.md, "Cost").
+   */
+  TRACK_QUERY_TIMEOUT_MS: env.int({ default: 5000, min: 100, max: 120000 }),
+  /** Tracks one tenant may have read at once on one DMS replica; one more is refused with 429 (docs/tracks.md). */
+  TRACK_CONCURRENCY_PER_TENANT: env.int({ default: 2, min: 1, max: 100 }),
   CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
 };
 

@@ -4,6 +4,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface RequestContext {
   /** The edge's `X-Request-Id`, carried in NATS headers and job data. */
   readonly requestId?: string;
+  /**
+   * When the caller stops waiting for the answer (epoch ms on this process's clock): the time the NATS
+   * request said its caller waits, counted from its arrival. Work past it is answered to nobody.
+   */
+  readonly deadline?: number;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -20,4 +25,9 @@ export function runInRequestContext<T>(context: RequestContext, work: () => T): 
 /** The id of the request the current code works for, if any. */
 export function currentRequestId(): string | undefined {
   return storage.getStore()?.requestId;
+}
+
+/** The deadline of the request the current code works for (epoch ms), if its caller gave one. */
+export function currentDeadline(): number | undefined {
+  return storage.getStore()?.deadline;
 }

@@ -7,6 +7,14 @@ import { NatsConnectionState } from './nats-connection.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { TurnBatch } from './turn-batch.js';
 
+/**
+ * The NATS header in which a request says how long its caller waits for the reply (ms, from sending):
+ * the service counts its deadline from the message's arrival (`PrefixedNatsServer`, `currentDeadline`)
+ * and can stop work nobody waits for, such as a database statement (docs/failure-semantics.md). A
+ * duration rather than an instant, so that the hosts' clocks need not agree.
+ */
+export const RPC_TIMEOUT_HEADER = 'x-rpc-timeout-ms';
+
 export interface RpcCallOptions {
   /** Default: the request this code works for (`runInRequestContext`), so nested calls carry it on. */
   requestId?: string;
@@ -80,6 +88,8 @@ export class NatsRpcClient {
     const requestId = options.requestId ?? currentRequestId();
     if (requestId) headers.set(Headers.requestId, requestId);
     if (acceptsBareJson) headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    headers.set(RPC_TIMEOUT_HEADER, String(timeoutMs));
     // Down: nothing would answer before the timeout, and a request left in the reconnection buffer may
     // be dropped or sent long after its caller gave up.
     if (!this.state.connected) return Promise.reject(brokerUnreachable());
@@ -92,7 +102,7 @@ export class NatsRpcClient {
         return Promise.reject(brokerUnreachable());
       }
     }
-    return this.inbox.request(this.prefix + subject, packet, headers, options.timeoutMs ?? this.defaultTimeoutMs);
+    return this.inbox.request(this.prefix + subject, packet, headers, timeoutMs);
   }
 }
 

@@ -6,6 +6,7 @@ import { InFlight } from './in-flight.js';
 import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { NatsConnectionState } from './nats-connection.js';
+import { RPC_TIMEOUT_HEADER } from './nats-rpc.client.js';
 import { TurnBatch } from './turn-batch.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
@@ -36,7 +37,8 @@ const NO_REPLY = 'no_reply';
  * subject of `@tracking/contracts` as their pattern.
  *
  * Each message is handled inside a request context holding its `x-request-id` header, so that the
- * handler's log lines and the NATS requests it makes in turn carry the id; its duration and outcome go
+ * handler's log lines and the NATS requests it makes in turn carry the id, and the caller's deadline
+ * (`currentDeadline`) when the request says how long its caller waits; its duration and outcome go
  * to the metrics. `close()` drains: the broker stops routing messages here, the messages already
  * routed here are handled and answered, and only then does the connection close.
  */
@@ -107,7 +109,8 @@ export class PrefixedNatsServer extends ServerNats {
     this.inFlight.begin();
     this.instrumentation.metrics?.countRpcServerInFlight(channel, 1);
     try {
-      await runInRequestContext({ requestId: handling.requestId }, () => super.handleMessage(channel, message));
+      const deadline = deadlineOf(message);
+      await runInRequestContext({ requestId: handling.requestId, deadline }, () => super.handleMessage(channel, message));
     } catch (error) {
       this.settle(handling, ErrorCode.InternalError);
       throw error;
@@ -183,6 +186,14 @@ export class PrefixedNatsServer extends ServerNats {
     if (isErrorCode(outcome) && ERROR_STATUS[outcome] >= 500) logger.warn(line, 'message handled');
     else logger.debug(line, 'message handled');
   }
+}
+
+/** When the caller of `message` stops waiting (epoch ms), from its `RPC_TIMEOUT_HEADER`; undefined without one. */
+function deadlineOf(message: Msg): number | undefined {
+  const header = message.headers?.get(RPC_TIMEOUT_HEADER);
+  if (!header) return undefined;
+  const timeoutMs = Number(header);
+  return Number.isFinite(timeoutMs) && timeoutMs >= 0 ? Date.now() + timeoutMs : undefined;
 }
 
 interface Packet {

@@ -1,18 +1,55 @@
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
-import { Injectable } from '@nestjs/common';
-import type { TrackReply, TrackRequest } from '@tracking/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { ErrorCode, type TrackReply, type TrackRequest } from '@tracking/contracts';
+import { BoundedSemaphore, DomainError, SemaphoreFull } from '@tracking/core';
+import type { DmsConfig } from '../config.js';
+import { DMS_CONFIG } from '../tokens.js';
 import { TrackRepository } from './track.repository.js';
 import { simplifyPaths } from './track-simplification.js';
 
-/** A shipment's track: its devices' positions within their assignment periods, simplified to a budget. */
+/** `details.policy` of the 429 for a tenant over its concurrent track reads. */
+export const TRACK_READS_POLICY = 'track-reads';
+
+/**
+ * A shipment's track: its devices' positions within their assignment periods, simplified to a budget.
+ * At most `TRACK_CONCURRENCY_PER_TENANT` tracks of one tenant are read at once on this replica; one
+ * more is refused at once with 429 `RateLimitExceeded` (docs/tracks.md, "Cost").
+ */
 @Injectable()
 export class TracksService {
-  constructor(private readonly tracks: TrackRepository) {}
+  /** The tenants reading tracks now, each with its slots; a tenant leaves the map when its last read ends. */
+  private readonly reads = new Map<string, BoundedSemaphore>();
+
+  constructor(
+    private readonly tracks: TrackRepository,
+    @Inject(DMS_CONFIG) private readonly config: DmsConfig,
+  ) {}
 
   async get(request: TrackRequest): Promise<TrackReply> {
-    const devices = await this.tracks.findPositions(request);
-    const totalPoints = devices.reduce((sum, device) => sum + device.t.length, 0);
-    const { keep, simplified } = simplifyPaths(devices, request.maxPoints);
+    let slots = this.reads.get(request.tenantId);
+    if (slots === undefined) this.reads.set(request.tenantId, (slots = new BoundedSemaphore(this.config.TRACK_CONCURRENCY_PER_TENANT, 0)));
+    try {
+      return await slots.run(() => this.read(request));
+    } catch (error) {
+      if (error instanceof SemaphoreFull) {
+        throw new DomainError(
+          ErrorCode.RateLimitExceeded,
+          `Too many track requests of this tenant are running (at most ${this.config.TRACK_CONCURRENCY_PER_TENANT} at once); retry after the Retry-After delay.`,
+          { policy: TRACK_READS_POLICY },
+        );
+      }
+      throw error;
+    } finally {
+      const { active, waiting } = slots.load;
+      if (active === 0 && waiting === 0) this.reads.delete(request.tenantId);
+    }
+  }
+
+  private async read(request: TrackRequest): Promise<TrackReply> {
+    const { devices, totalPoints, sampled } = await this.tracks.findPositions(request);
+    const { keep, simplified: dropped } = simplifyPaths(devices, request.maxPoints);
+    // A sample has left positions out even when all of it fits.
+    const simplified = sampled || dropped;
     const kept: { device: number; index: number }[] = [];
     devices.forEach((device, d) => {
       const keepDevice = keep[d]!;

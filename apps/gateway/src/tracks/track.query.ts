@@ -30,7 +30,9 @@ export class TrackQuery extends StrictQuery {
   @ApiPropertyOptional({
     description:
       `At most this many points (${MIN_TRACK_POINTS} to ${MAX_TRACK_POINTS}, a plain integer): a longer track is simplified ` +
-      "with Douglas-Peucker, one tolerance for every device, keeping each device's first and last point.",
+      "with Douglas-Peucker, one tolerance for every device, keeping each device's first and last point. Above " +
+      `max(2000, 4 × maxPoints) positions in the window, Douglas-Peucker runs on a time sample of that many (every point returned ` +
+      'is still one of the positions): the cost of a request grows with maxPoints, not with the positions stored.',
     type: 'integer',
     minimum: MIN_TRACK_POINTS,
     maximum: MAX_TRACK_POINTS,

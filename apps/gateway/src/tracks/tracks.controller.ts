@@ -1,6 +1,17 @@
 import { Get, Query, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { type ShipmentScope, Subjects, type Track } from '@tracking/contracts';
+import {
+  ApiBadRequestResponse,
+  ApiExtraModels,
+  ApiGatewayTimeoutResponse,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { ErrorCode, type ShipmentScope, Subjects, type Track } from '@tracking/contracts';
+import { DomainError } from '@tracking/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
@@ -10,6 +21,9 @@ import { ApiShipmentParam, SHIPMENT_NOT_FOUND, ShipmentPath } from '../sets/ship
 import { TRACK_GEO_JSON_SCHEMA, TrackDto } from './track.dto.js';
 import { GEO_JSON, prefersGeoJson, type TrackFeatureCollection, trackFeatures, trackOf } from './track-format.js';
 import { TrackQuery } from './track.query.js';
+
+/** Retry-After (seconds) of a track refused because the tenant has too many being read. */
+export const TRACK_READS_RETRY_AFTER_S = 1;
 
 /**
  * A shipment's track (docs/tracks.md). The OMS answers whether the shipment is the account's (its 404),
@@ -49,6 +63,19 @@ export class TracksController {
       '(InvalidFormat, OutOfRange outside 2..10000), a repeated parameter (InvalidFormat), any other parameter (UnknownField); ' +
       'accountId: AccountNotFound.',
   })
+  @ApiTooManyRequestsResponse({
+    type: ErrorEnvelopeDto,
+    description:
+      'RateLimitExceeded with Retry-After: over a rate limit (details.policy names it), or, with details.policy track-reads, ' +
+      'the tenant already has as many tracks being read as one DMS replica allows at once (TRACK_CONCURRENCY_PER_TENANT, ' +
+      'default 2); nothing was read.',
+  })
+  @ApiGatewayTimeoutResponse({
+    type: ErrorEnvelopeDto,
+    description:
+      "GatewayTimeout: the track was not read within the gateway's deadline (RPC_TIMEOUT_MS); the DMS's statements end " +
+      'before it, so nothing of the request runs on. A narrower window (from, to) or fewer devices is cheaper.',
+  })
   @ApiNotFound(SHIPMENT_NOT_FOUND)
   async get(
     @ShipmentPath() shipment: ShipmentScope,
@@ -59,7 +86,14 @@ export class TracksController {
     const filters = query.filters();
     // The shipment's 404 comes from the OMS; the DMS knows devices and their periods only.
     await this.services.call(Subjects.oms.shipments.get, shipment, request);
-    const track = await this.services.call(Subjects.dms.tracks.get, { ...shipment, ...filters }, request);
+    let track;
+    try {
+      track = await this.services.call(Subjects.dms.tracks.get, { ...shipment, ...filters }, request);
+    } catch (error) {
+      // The tenant's concurrent reads on the DMS: one ends within a request's time, so a retry soon may pass.
+      if (error instanceof DomainError && error.code === ErrorCode.RateLimitExceeded) reply.header('Retry-After', String(TRACK_READS_RETRY_AFTER_S));
+      throw error;
+    }
     if (prefersGeoJson(request.headers.accept)) {
       void reply.type(GEO_JSON);
       return trackFeatures(track);

@@ -6805,7 +6805,7 @@ export interface operations {
                 to?: string;
                 /** @description Only this device’s positions (an unknown device gives an empty track). */
                 deviceId?: string;
-                /** @description At most this many points (2 to 10000, a plain integer): a longer track is simplified with Douglas-Peucker, one tolerance for every device, keeping each device's first and last point. */
+                /** @description At most this many points (2 to 10000, a plain integer): a longer track is simplified with Douglas-Peucker, one tolerance for every device, keeping each device's first and last point. Above max(2000, 4 × maxPoints) positions in the window, Douglas-Peucker runs on a time sample of that many (every point returned is still one of the positions): the cost of a request grows with maxPoints, not with the positions stored. */
                 maxPoints?: number;
             };
             header?: {
@@ -6908,11 +6908,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            429: components["responses"]["RateLimitExceeded"];
+            /** @description RateLimitExceeded with Retry-After: over a rate limit (details.policy names it), or, with details.policy track-reads, the tenant already has as many tracks being read as one DMS replica allows at once (TRACK_CONCURRENCY_PER_TENANT, default 2); nothing was read. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
-            504: components["responses"]["GatewayTimeout"];
+            /** @description GatewayTimeout: the track was not read within the gateway's deadline (RPC_TIMEOUT_MS); the DMS's statements end before it, so nothing of the request runs on. A narrower window (from, to) or fewer devices is cheaper. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
         };
     };
     eventsList: {
