@@ -51,6 +51,19 @@ export interface DispatchResult {
   claimed: ClaimedDelivery[];
 }
 
+/**
+ * `text` as PostgreSQL's jsonb (and text) can store it: U+0000 and lone surrogates become U+FFFD. A
+ * receiver's answer may hold any bytes, and one jsonb value PostgreSQL refuses fails its whole statement.
+ */
+export function storableText(text: string): string {
+  // A round trip through UTF-8 replaces lone surrogates (they have no UTF-8 form) with U+FFFD.
+  return Buffer.from(text, 'utf8').toString('utf8').replaceAll('\u0000', '\uFFFD');
+}
+
+function storableAttempt(attempt: AttemptOutcome['attempt']): AttemptOutcome['attempt'] {
+  return attempt.error === null ? attempt : { ...attempt, error: storableText(attempt.error) };
+}
+
 /** A webhook the last flush disabled. */
 export interface DisabledWebhook {
   id: string;
@@ -233,7 +246,7 @@ export class DeliveryRepository {
         [
           outcomes.map((o) => o.deliveryId),
           outcomes.map((o) => o.leaseUntil),
-          outcomes.map((o) => JSON.stringify(o.attempt)),
+          outcomes.map((o) => JSON.stringify(storableAttempt(o.attempt))),
           outcomes.map((o) => o.succeeded),
           outcomes.map((o) => o.retryInMs),
         ],

@@ -1,0 +1,149 @@
+import type { Delivery } from '@tracking/contracts';
+import { ServiceMetrics } from '@tracking/observability';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
+import { eventually as eventuallyWithin } from '../support/eventually.js';
+import { connectOms } from '../support/oms-database.js';
+import { TestStack } from '../support/stack.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+
+/*
+ * The webhook delivery engine (docs/webhook-delivery.md) under hostile receivers and faults: answers the
+ * database cannot store as they are, outcomes it refuses, large bodies, long attempt logs, killed senders.
+ */
+
+const TIMEOUT_MS = 1500;
+const LEASE_MS = 8000;
+const DEADLINE_MS = 20000;
+
+function eventually<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, deadlineMs = DEADLINE_MS): Promise<T> {
+  return eventuallyWithin(read, done, what, deadlineMs);
+}
+
+describe('webhook delivery faults', { timeout: 90000 }, () => {
+  let stack: TestStack;
+  let oms: pg.Client;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      workers: 1,
+      env: {
+        WEBHOOK_ALLOW_INSECURE: 'true',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+        WEBHOOK_LEASE_MS: String(LEASE_MS),
+        WEBHOOK_RETRY_SCHEDULE: '200ms,300ms,400ms',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+        WEBHOOK_CONCURRENCY: '16',
+        WEBHOOK_CONCURRENCY_PER_WEBHOOK: '4',
+        OUTBOX_POLL_INTERVAL_MS: '100',
+      },
+    });
+    oms = await connectOms(stack);
+  }, 120000);
+
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await oms?.end();
+    await stack?.stop();
+  });
+
+  async function receiver(): Promise<WebhookReceiver> {
+    const created = await WebhookReceiver.start();
+    receivers.push(created);
+    return created;
+  }
+
+  async function hook(url: string): Promise<{ tenant: TestTenant; webhookId: string; path: string }> {
+    const tenant = await createTenant(stack);
+    const { webhook, path } = await createWebhook(stack, tenant, { body: { url, eventTypes: ['*'] } });
+    return { tenant, webhookId: webhook.id, path };
+  }
+
+  async function deliveries(tenant: TestTenant, path: string): Promise<Delivery[]> {
+    const page = await stack.request('GET', `${path}/deliveries?limit=100`, { token: tenant.token });
+    expect(page.status, page.text).toBe(200);
+    return page.body.items as Delivery[];
+  }
+
+  async function delivery(tenant: TestTenant, path: string, id: string): Promise<Delivery | undefined> {
+    return (await deliveries(tenant, path)).find((d) => d.id === id);
+  }
+
+  async function quarantined(action: string): Promise<number> {
+    const metric = stack.workers[0]!.get(ServiceMetrics).registry.getSingleMetric('webhook_delivery_outcomes_quarantined_total');
+    const values = (await metric!.get()).values;
+    return values.find((v) => v.labels.action === action)?.value ?? 0;
+  }
+
+  it("a receiver answering with NUL bytes holds up no other tenant's delivery, and its answer is stored with U+FFFD", async () => {
+    const poison = await receiver();
+    // U+0000 and the UTF-8 bytes of a lone surrogate (ED A0 80), which PostgreSQL's jsonb refuses as they are.
+    poison.behave = (_request, response) => response.writeHead(500).end(Buffer.concat([Buffer.from('bad\u0000body '), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(' end')]));
+    const bad = await hook(poison.url());
+    const badPing = await sendTestPing(stack, bad.tenant, bad.path);
+    await eventually(() => poison.byId(badPing.eventId), (r) => r.length >= 1, 'the NUL answer');
+
+    const healthy = await receiver();
+    const good = await hook(healthy.url());
+    const pinged = Date.now();
+    const goodPing = await sendTestPing(stack, good.tenant, good.path);
+    const settled = await eventually(() => delivery(good.tenant, good.path, goodPing.id), (d) => d?.status !== 'Pending', "the other tenant's delivery settling");
+    const pendingMs = Date.now() - pinged;
+    console.info(`another tenant's delivery stayed Pending for ${pendingMs} ms beside a receiver answering NUL bytes`);
+    expect(settled).toMatchObject({ status: 'Succeeded', attempts: [{ statusCode: 204, error: null }] });
+    expect(pendingMs).toBeLessThan(3000);
+    expect(healthy.byId(goodPing.eventId)).toHaveLength(1);
+
+    const logged = await eventually(() => delivery(bad.tenant, bad.path, badPing.id), (d) => (d?.attempts.length ?? 0) > 0, 'the NUL answer logged');
+    expect(logged!.attempts[0]!.statusCode).toBe(500);
+    expect(logged!.attempts[0]!.error).toMatch(/^HTTP 500: bad\uFFFDbody \uFFFD+ end$/);
+  });
+
+  it('an outcome the database refuses is quarantined and counted, and every other outcome is recorded', async () => {
+    const refusing = await receiver();
+    refusing.behave = (_request, response) => response.writeHead(500).end('refuse-me');
+    const dropping = await receiver();
+    dropping.behave = (_request, response) => response.writeHead(500).end('drop-me');
+    const [refused, dropped] = [await hook(refusing.url()), await hook(dropping.url())];
+    // Fault injection in the real database: a trigger refuses (SQLSTATE 22P05, as for U+0000) any recorded
+    // outcome holding 'refuse-me', and every recorded outcome of the second webhook.
+    await oms.query(`CREATE FUNCTION test_refuse_outcome() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22P05'; END $$`);
+    await oms.query(
+      `CREATE TRIGGER test_refuse_outcome BEFORE UPDATE ON webhook_deliveries FOR EACH ROW
+       WHEN (NEW.lease_until IS NULL AND jsonb_array_length(NEW.attempts) > jsonb_array_length(OLD.attempts)
+         AND (NEW.attempts::text LIKE '%refuse-me%' OR NEW.webhook_id = '${dropped.webhookId}'))
+       EXECUTE FUNCTION test_refuse_outcome()`,
+    );
+    try {
+      const before = { stored: await quarantined('stored_without_detail'), dropped: await quarantined('dropped') };
+      const refusedPing = await sendTestPing(stack, refused.tenant, refused.path);
+      const droppedPing = await sendTestPing(stack, dropped.tenant, dropped.path);
+      await eventually(() => dropping.byId(droppedPing.eventId), (r) => r.length >= 1, 'the dropped attempt');
+
+      const healthy = await receiver();
+      const good = await hook(healthy.url());
+      const pinged = Date.now();
+      const goodPing = await sendTestPing(stack, good.tenant, good.path);
+      const settled = await eventually(() => delivery(good.tenant, good.path, goodPing.id), (d) => d?.status !== 'Pending', "the other tenant's delivery settling");
+      expect(settled!.status).toBe('Succeeded');
+      expect(Date.now() - pinged).toBeLessThan(3000);
+
+      // Refused with its text, stored without it: the attempt and the retry schedule still count.
+      const bare = await eventually(() => delivery(refused.tenant, refused.path, refusedPing.id), (d) => (d?.attempts.length ?? 0) > 0, 'the refused outcome stored without detail');
+      expect(bare!.attempts[0]).toMatchObject({ statusCode: 500, error: 'the outcome could not be stored (SQLSTATE 22P05)' });
+      // Refused in every form: dropped, the delivery left to its lease.
+      await eventually(() => quarantined('dropped'), (n) => n > before.dropped, 'the dropped outcome counted');
+      expect(await quarantined('stored_without_detail')).toBeGreaterThan(before.stored);
+      const stuck = await oms.query('SELECT status, jsonb_array_length(attempts) AS n FROM webhook_deliveries WHERE id = $1', [droppedPing.id]);
+      expect(stuck.rows[0]).toMatchObject({ status: 'Pending' });
+    } finally {
+      await oms.query('DROP TRIGGER test_refuse_outcome ON webhook_deliveries');
+      await oms.query('DROP FUNCTION test_refuse_outcome()');
+    }
+  });
+});
