@@ -146,4 +146,26 @@ describe('webhook delivery faults', { timeout: 90000 }, () => {
       await oms.query('DROP FUNCTION test_refuse_outcome()');
     }
   });
+
+  it('a 2xx with a body of any size is a success; only a bounded prefix of a failure body is kept', async () => {
+    const target = await receiver();
+    const sizes: Record<string, number> = { '/64k': 64 * 1024, '/1m': 1024 * 1024, '/small': 10 };
+    target.behave = (request, response) => {
+      const status = request.path.startsWith('/fail') ? 500 : 200;
+      response.writeHead(status).end('y'.repeat(sizes[request.path.replace('/fail', '/')] ?? sizes[request.path] ?? 2 * 1024 * 1024));
+    };
+    const hooks = await Promise.all(['/64k', '/1m', '/small', '/fail'].map((path) => hook(target.url(path))));
+    const pings = await Promise.all(hooks.map(({ tenant, path }) => sendTestPing(stack, tenant, path)));
+    const settled = await Promise.all(
+      hooks.map(({ tenant, path }, i) => eventually(() => delivery(tenant, path, pings[i]!.id), (d) => d?.status !== 'Pending', `delivery ${i} settling`)),
+    );
+    for (const done of settled.slice(0, 3)) expect(done).toMatchObject({ status: 'Succeeded', attempts: [{ statusCode: 200, error: null }] });
+    for (const ping of pings.slice(0, 3)) expect(target.byId(ping.eventId)).toHaveLength(1);
+    // 2 MiB of 500: failed after every attempt, each logging 1 KiB of the body at most.
+    expect(settled[3]!.status).toBe('Failed');
+    for (const attempt of settled[3]!.attempts) {
+      expect(attempt.statusCode).toBe(500);
+      expect(Buffer.byteLength(attempt.error!)).toBeLessThanOrEqual(1024);
+    }
+  });
 });
