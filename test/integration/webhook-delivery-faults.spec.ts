@@ -40,6 +40,7 @@ describe('webhook delivery faults', { timeout: 90000 }, () => {
         WEBHOOK_CONCURRENCY: '16',
         WEBHOOK_CONCURRENCY_PER_WEBHOOK: '4',
         OUTBOX_POLL_INTERVAL_MS: '100',
+        WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS: '200',
       },
     });
     oms = await connectOms(stack);
@@ -167,5 +168,91 @@ describe('webhook delivery faults', { timeout: 90000 }, () => {
       expect(attempt.statusCode).toBe(500);
       expect(Buffer.byteLength(attempt.error!)).toBeLessThanOrEqual(1024);
     }
+  });
+
+  /** Inserts `count` deliveries of the webhook straight into the table, settled or not, with `attempts`. */
+  async function seedDeliveries(
+    target: { tenant: TestTenant; webhookId: string },
+    count: number,
+    fields: { status: string; attemptsSql: string; nextAttemptAt?: string; updatedAt?: string },
+  ): Promise<string[]> {
+    const rows = await oms.query(
+      `INSERT INTO webhook_deliveries (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, attempts, attempt_count, next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, $3, gen_random_uuid(), 'webhook.test', '{}', $4, ${fields.attemptsSql}, 0, ${fields.nextAttemptAt ?? 'NULL'}, now(), ${fields.updatedAt ?? 'now()'}
+       FROM generate_series(1, $5::int) ORDER BY 1 RETURNING id`,
+      [target.tenant.tenantId, target.tenant.accountIds[0], target.webhookId, fields.status, count],
+    );
+    return rows.rows.map((r: { id: string }) => r.id);
+  }
+
+  it('a delivery keeps its last 20 attempts and counts them all, however often it is redelivered', async () => {
+    const target = await receiver();
+    const { tenant, webhookId, path } = await hook(target.url());
+    const ping = await sendTestPing(stack, tenant, path);
+    await eventually(() => delivery(tenant, path, ping.id), (d) => d?.status === 'Succeeded', 'the ping');
+    // The red team's delivery: 405 attempts of 1 KiB of error each, from redelivering over and over.
+    await oms.query(
+      `UPDATE webhook_deliveries SET attempts = (SELECT jsonb_agg(jsonb_build_object('at', now(), 'statusCode', 500, 'durationMs', 1, 'error', 'HTTP 500: ' || repeat('x', 1000))) FROM generate_series(1, 405))
+       WHERE id = $1`,
+      [ping.id],
+    );
+    await oms.query('UPDATE webhook_deliveries SET attempts_total = 405 WHERE id = $1', [ping.id]);
+    expect((await stack.request('POST', `${path}/deliveries/${ping.id}/redeliver`, { token: tenant.token })).status).toBe(202);
+    const again = await eventually(() => delivery(tenant, path, ping.id), (d) => d?.attemptsTotal === 406, 'the redelivery logged');
+    expect(again!.status).toBe('Succeeded');
+    expect(again!.attempts).toHaveLength(20);
+    expect(again!.attempts.at(-1)).toMatchObject({ statusCode: 204, error: null });
+    expect(again!.attempts.slice(0, 19).every((a) => a.statusCode === 500)).toBe(true);
+    const stored = await oms.query('SELECT jsonb_array_length(attempts) AS n, attempts_total FROM webhook_deliveries WHERE webhook_id = $1', [webhookId]);
+    expect(stored.rows).toEqual([{ n: 20, attempts_total: 406 }]);
+  });
+
+  it('a delivery list page fits a NATS message however long its deliveries\' logs are, and paging still returns each once', async () => {
+    const target = await receiver();
+    const owner = await hook(target.url());
+    // 20 attempts of 1000 control characters each: some 120 KB of JSON per delivery once escaped.
+    const ids = await seedDeliveries(owner, 40, {
+      status: 'Failed',
+      attemptsSql: `(SELECT jsonb_agg(jsonb_build_object('at', now(), 'statusCode', 500, 'durationMs', 1, 'error', repeat(chr(1), 1000))) FROM generate_series(1, 20))`,
+    });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const page = await stack.request('GET', `${owner.path}/deliveries?limit=100${query}`, { token: owner.tenant.token });
+      expect(page.status, page.text.slice(0, 300)).toBe(200);
+      expect(Buffer.byteLength(page.text)).toBeLessThan(1024 * 1024);
+      const items = page.body.items as Delivery[];
+      expect(items.length).toBeGreaterThan(0);
+      seen.push(...items.map((d) => d.id));
+      cursor = page.body.metadata.nextCursor as string | null;
+      pages++;
+    } while (cursor !== null && pages < 100);
+    expect(seen).toEqual(ids);
+    expect(pages).toBeGreaterThan(1);
+  });
+
+  it('deletes settled deliveries past WEBHOOK_DELIVERIES_RETENTION_DAYS, never a Pending one nor a recent one', async () => {
+    const target = await receiver();
+    const owner = await hook(target.url());
+    const attemptsSql = `'[]'::jsonb`;
+    const old = `now() - interval '31 days'`;
+    const expired = [
+      ...(await seedDeliveries(owner, 3, { status: 'Succeeded', attemptsSql, updatedAt: old })),
+      ...(await seedDeliveries(owner, 2, { status: 'Failed', attemptsSql, updatedAt: old })),
+    ];
+    const kept = [
+      ...(await seedDeliveries(owner, 2, { status: 'Succeeded', attemptsSql, updatedAt: `now() - interval '29 days'` })),
+      // Pending and due in an hour (not sent meanwhile), last changed long ago.
+      ...(await seedDeliveries(owner, 1, { status: 'Pending', attemptsSql, updatedAt: old, nextAttemptAt: `now() + interval '1 hour'` })),
+    ];
+    await eventually(
+      async () => (await oms.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = ANY ($1::uuid[])', [expired])).rows[0].n,
+      (n) => n === 0,
+      'the expired deliveries deleted',
+    );
+    const left = await oms.query('SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY seq', [owner.webhookId]);
+    expect(left.rows.map((r: { id: string }) => r.id)).toEqual(kept);
   });
 });

@@ -70,6 +70,17 @@ export interface DisabledWebhook {
   failingSince: Date;
 }
 
+/**
+ * A delivery's log keeps its last this many attempts (`attempts_total` counts them all): each attempt
+ * rewrites the whole jsonb, and a delivery list page has to fit a NATS message.
+ */
+export const ATTEMPT_LOG_LENGTH = 20;
+
+/** The SQL of the last ATTEMPT_LOG_LENGTH entries of the jsonb array `log`. */
+function keptAttempts(log: string): string {
+  return `jsonb_path_query_array(${log}, '$[last - ${ATTEMPT_LOG_LENGTH - 1} to last]')`;
+}
+
 /** The delivery still holds the claim whose outcome is being recorded (its lease is the fencing token). */
 const HOLDS_LEASE = '(d.lease_until = o.lease_until)';
 
@@ -233,7 +244,8 @@ export class DeliveryRepository {
       await manager.query(
         // Every SET expression reads the row as it is when updated (after waiting for a concurrent writer).
         `UPDATE webhook_deliveries d SET
-           attempts = d.attempts || jsonb_build_array(o.attempt),
+           attempts = ${keptAttempts('d.attempts || jsonb_build_array(o.attempt)')},
+           attempts_total = d.attempts_total + 1,
            attempt_count = CASE WHEN ${HOLDS_LEASE} THEN d.attempt_count + 1 ELSE d.attempt_count END,
            status = CASE WHEN NOT coalesce(${HOLDS_LEASE}, false) THEN d.status WHEN o.succeeded THEN 'Succeeded'
              WHEN o.retry_ms IS NULL THEN 'Failed' ELSE 'Pending' END,
@@ -319,6 +331,22 @@ export class DeliveryRepository {
       disabled.push({ id, failingSince: webhook.failingSince });
     }
     return disabled;
+  }
+
+  /**
+   * Deletes up to `batch` settled deliveries (Succeeded or Failed) last changed more than `retentionDays`
+   * ago, oldest first, through `webhook_deliveries_settled_idx`; returns how many. Pending ones are kept
+   * whatever their age (a redeliver makes a delivery Pending and changed now).
+   */
+  async deleteExpired(retentionDays: number, batch: number): Promise<number> {
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+         WHERE status <> 'Pending' AND updated_at < now() - $1::int * interval '1 day'
+         ORDER BY updated_at LIMIT $2)`,
+      [retentionDays, batch],
+    );
+    return deleted;
   }
 
   /** Gives claimed deliveries back at once (a sender stopping before it sent them). */
