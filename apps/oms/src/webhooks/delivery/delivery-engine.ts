@@ -185,9 +185,11 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
         if (queue.length === 0) this.waiting.delete(webhookId);
         if (!delivery) continue;
         started = true;
-        // Held past the point where it could end within its lease: left to lapse and be claimed again.
+        // Held past the point where it could end within its lease: given back unsent (a lease left to lapse
+        // would read as an attempt whose outcome is unknown), to be claimed again.
         if (Date.parse(delivery.leaseUntil) - Date.now() < this.config.WEBHOOK_TIMEOUT_MS) {
           this.unhold(webhookId);
+          this.deliveries.release([delivery]).catch((error: unknown) => this.logger.warn({ err: error }, 'could not give back an unsent webhook delivery; its lease will lapse'));
           continue;
         }
         this.send(delivery);

@@ -81,6 +81,17 @@ function keptAttempts(log: string): string {
   return `jsonb_path_query_array(${log}, '$[last - ${ATTEMPT_LOG_LENGTH - 1} to last]')`;
 }
 
+/**
+ * The delivery's previous claim lapsed with no outcome recorded (a recorded outcome, a release, a redeliver
+ * and a disable all clear the lease): its sender stopped (killed) before recording the attempt, which may
+ * have reached the receiver. Read in a claim, which takes only deliveries whose lease is null or lapsed.
+ */
+const UNRECORDED_CLAIM = '(d.lease_until IS NOT NULL AND d.claimed_at IS NOT NULL)';
+/** The log entry of that attempt: from its claim, outcome unknown. */
+const UNKNOWN_ATTEMPT = `jsonb_build_object('at', to_char(d.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'statusCode', NULL, 'durationMs', 0,
+  'error', 'unknown: the sender stopped before recording this attempt''s outcome (it may have reached the receiver)')`;
+
 /** The delivery still holds the claim whose outcome is being recorded (its lease is the fencing token). */
 const HOLDS_LEASE = '(d.lease_until = o.lease_until)';
 
@@ -150,12 +161,13 @@ export class DeliveryRepository {
       await lockDeliveryInsertOrder(manager, [...new Set(targets.map((t) => t.webhook_id))]);
       const leased = targets.map((t) => take.take(t.webhook_id));
       const inserted: (ClaimRow & { claimed: boolean })[] = await manager.query(
-        `INSERT INTO webhook_deliveries AS d (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, lease_until, created_at, updated_at)
+        `INSERT INTO webhook_deliveries AS d (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, lease_until, claimed_at, created_at, updated_at)
          SELECT t.id, w.tenant_id, w.account_id, w.id, e.event_id, e.event_type, e.payload, 'Pending', now(),
-           CASE WHEN t.leased THEN date_trunc('milliseconds', clock_timestamp()) + $8::int * interval '1 millisecond' END, now(), now()
+           CASE WHEN t.leased THEN c.at + $8::int * interval '1 millisecond' END, CASE WHEN t.leased THEN c.at END, now(), now()
          FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $7::bool[]) WITH ORDINALITY AS t(id, webhook_id, event_n, leased, n)
          JOIN unnest($4::uuid[], $5::text[], $6::text[]) WITH ORDINALITY AS e(event_id, event_type, payload, n) ON e.n = t.event_n
          JOIN webhooks w ON w.id = t.webhook_id AND w.status = 'Active'
+         CROSS JOIN (SELECT date_trunc('milliseconds', clock_timestamp()) AS at) c
          ORDER BY t.n
          ON CONFLICT (webhook_id, event_id) DO NOTHING
          RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.attempt_count, d.lease_until, d.lease_until IS NOT NULL AS claimed`,
@@ -221,8 +233,11 @@ export class DeliveryRepository {
          LIMIT $1
        )
        UPDATE webhook_deliveries d
-       SET lease_until = date_trunc('milliseconds', clock_timestamp()) + $5::int * interval '1 millisecond'
-       FROM claimable c, webhooks w
+       SET lease_until = n.at + $5::int * interval '1 millisecond',
+         claimed_at = n.at,
+         attempts = CASE WHEN ${UNRECORDED_CLAIM} THEN ${keptAttempts(`d.attempts || jsonb_build_array(${UNKNOWN_ATTEMPT})`)} ELSE d.attempts END,
+         attempts_total = d.attempts_total + CASE WHEN ${UNRECORDED_CLAIM} THEN 1 ELSE 0 END
+       FROM claimable c, webhooks w, (SELECT date_trunc('milliseconds', clock_timestamp()) AS at) n
        WHERE d.id = c.id AND w.id = d.webhook_id
        RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.attempt_count, d.lease_until,
          w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
