@@ -116,12 +116,13 @@ export class WebhookRepository {
     const binding = cursorBinding('webhook-deliveries', { accountId: scope.accountId, webhookId });
     const found = await keysetPage(query, { seqColumn: 'd.seq', seqProperty: 'seq', page, codec: this.cursors, binding });
     let size = 0;
+    let previous: WebhookDeliveryEntity | undefined;
     for (const [i, row] of found.rows.entries()) {
       size += DELIVERY_OVERHEAD_BYTES + Buffer.byteLength(JSON.stringify(row.attempts));
-      if (size > MAX_DELIVERY_PAGE_BYTES && i > 0) {
-        const rows = found.rows.slice(0, i);
-        return { rows, metadata: { ...found.metadata, nextCursor: this.cursors.encode(binding, rows.at(-1)!.seq) } };
+      if (size > MAX_DELIVERY_PAGE_BYTES && previous) {
+        return { rows: found.rows.slice(0, i), metadata: { ...found.metadata, nextCursor: this.cursors.encode(binding, previous.seq) } };
       }
+      previous = row;
     }
     return found;
   }

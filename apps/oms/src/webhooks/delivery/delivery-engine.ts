@@ -272,7 +272,8 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
         this.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook delivery attempts; retrying');
         return batch;
       }
-      if (batch.length === 1) return this.quarantine(batch[0]!, error);
+      const [only] = batch;
+      if (batch.length === 1 && only) return this.quarantine(only, error);
       const half = Math.ceil(batch.length / 2);
       const first = await this.recordBatch(batch.slice(0, half));
       if (first.length > 0) return [...first, ...batch.slice(half)];
