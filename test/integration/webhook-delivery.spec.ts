@@ -421,9 +421,14 @@ describe('webhook delivery', { timeout: 90000 }, () => {
       await stack.startWorker();
       const delivery = await settled(tenant, path, ping.eventId);
       expect(delivery.status).toBe('Succeeded');
-      // The killed sender's attempt was never recorded; the survivor's is.
-      expect(delivery.attempts.map((a) => a.statusCode)).toEqual([200]);
       const requests = target.byId(ping.eventId);
+      // The killed sender's attempt shows, its outcome unknown, from when it was claimed; then the survivor's.
+      expect(delivery.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
+      expect(delivery.attempts[0]!.error).toMatch(/^unknown: /);
+      expect(Date.parse(delivery.attempts[0]!.at)).toBeLessThanOrEqual(requests[0]!.at);
+      expect(Date.parse(delivery.attempts[0]!.at)).toBeGreaterThan(requests[0]!.at - 2000);
+      expect(delivery.attempts[0]!.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(delivery.attemptsTotal).toBe(2);
       expect(requests).toHaveLength(2);
       expect(requests[1]!.at - killedAt).toBeLessThan(4000 + 2000);
       expect(requests[1]!.body).toBe(requests[0]!.body);

@@ -19,7 +19,7 @@ import {
 import { TestStack } from '../support/stack.js';
 
 const FIELDS = ['id', 'url', 'description', 'eventTypes', 'status', 'disabledReason', 'createdAt', 'updatedAt'].sort();
-const DELIVERY_FIELDS = ['id', 'eventId', 'eventType', 'status', 'attempts', 'nextAttemptAt'].sort();
+const DELIVERY_FIELDS = ['id', 'eventId', 'eventType', 'status', 'attempts', 'attemptsTotal', 'nextAttemptAt'].sort();
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 

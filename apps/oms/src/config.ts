@@ -68,6 +68,10 @@ export const omsConfigSchema = {
   WEBHOOK_CONCURRENCY: env.int({ default: 256, min: 1, max: 10000 }),
   /** Requests one worker process has in flight at most to one webhook: a hanging receiver holds no more slots than this. */
   WEBHOOK_CONCURRENCY_PER_WEBHOOK: env.int({ default: 16, min: 1, max: 1000 }),
+  /** Settled (Succeeded or Failed) webhook deliveries are deleted this many days after their last change. */
+  WEBHOOK_DELIVERIES_RETENTION_DAYS: env.int({ default: 30, min: 1, max: 3650 }),
+  /** How often the workers delete webhook deliveries past their retention (once across all workers). */
+  WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
   /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
   WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
   /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */

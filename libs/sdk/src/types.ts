@@ -191,6 +191,9 @@ export interface WebhookDelivery {
   eventId: string;
   eventType: string;
   status: 'Pending' | 'Succeeded' | 'Failed';
+  /** The last 20 attempts at most, oldest first. */
   attempts: { at: string; statusCode: number | null; durationMs: number; error: string | null }[];
+  /** Every attempt ever made, also those `attempts` no longer holds. */
+  attemptsTotal: number;
   nextAttemptAt: string | null;
 }

@@ -181,7 +181,10 @@ export class WebhooksController {
   @Get(':webhookId/deliveries')
   @ApiOperation({ summary: "The webhook's delivery log, oldest first, with cursor paging" })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
-  @ApiOkResponse({ type: DeliveryPageDto, description: 'The deliveries under `items`, next to `metadata`.' })
+  @ApiOkResponse({
+    type: DeliveryPageDto,
+    description: 'The deliveries under `items`, next to `metadata`. A page may hold fewer than `limit` deliveries (at least one) when their attempt logs are long: its deliveries stay under 512 KiB of JSON; follow `nextCursor`.',
+  })
   @NotFound()
   deliveries(
     @Scope() scope: AccountScope,

@@ -15,6 +15,8 @@ import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipme
 import { CreateShipmentEvaluations1763800022000 } from './1763800022000-create-shipment-evaluations.js';
 import { CompressOutboxWithLz41763800023000 } from './1763800023000-compress-outbox-with-lz4.js';
 import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-evaluation-updates-hot.js';
+import { BoundDeliveryAttemptLogs1763800029100 } from './1763800029100-bound-delivery-attempt-logs.js';
+import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claimed-attempts.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -35,4 +37,6 @@ export const omsMigrations = [
   CreateShipmentEvaluations1763800022000,
   CompressOutboxWithLz41763800023000,
   KeepEvaluationUpdatesHot1763800024000,
+  BoundDeliveryAttemptLogs1763800029100,
+  RecordClaimedAttempts1763800029200,
 ];

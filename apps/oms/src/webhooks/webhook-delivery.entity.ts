@@ -36,6 +36,11 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'jsonb' })
   attempts: DeliveryAttempt[];
 
+  /** Every attempt ever made, also those the log no longer keeps (it keeps the last ATTEMPT_LOG_LENGTH). */
+  @Column({ name: 'attempts_total', type: 'integer', default: 0 })
+  attemptsTotal: number;
+
+  /** Attempts of the current retry schedule (a redeliver starts it again). */
   @Column({ name: 'attempt_count', type: 'integer' })
   attemptCount: number;
 

@@ -9,6 +9,15 @@ import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookEntity } from './webhook.entity.js';
 
 /**
+ * A delivery list page's deliveries stay under this much JSON, so that the reply fits NATS's default
+ * max_payload (1 MiB) with room for its envelope: a delivery holds up to ATTEMPT_LOG_LENGTH attempts of
+ * up to 1 KiB of error text each (more once JSON escapes control characters).
+ */
+export const MAX_DELIVERY_PAGE_BYTES = 512 * 1024;
+/** A delivery's JSON besides its attempts (ids, type, status, times), rounded up. */
+const DELIVERY_OVERHEAD_BYTES = 300;
+
+/**
  * The paging scope of a webhook's deliveries: every insert of a delivery, whoever makes it (a test
  * ping here, the event dispatch elsewhere), takes this lock, so that `seq` order is commit order.
  */
@@ -93,19 +102,29 @@ export class WebhookRepository {
     }
   }
 
-  findDeliveryPage(scope: AccountScope, webhookId: string, page: PageRequest): Promise<KeysetPage<WebhookDeliveryEntity>> {
+  /**
+   * One page of the webhook's deliveries, ended early (with the cursor after its last delivery) where their
+   * attempt logs would outgrow MAX_DELIVERY_PAGE_BYTES: the reply has to fit one NATS message whatever
+   * `limit` asked. A page always holds at least one delivery (one is at most ATTEMPT_LOG_LENGTH attempts).
+   */
+  async findDeliveryPage(scope: AccountScope, webhookId: string, page: PageRequest): Promise<KeysetPage<WebhookDeliveryEntity>> {
     const query = this.deliveries
       .createQueryBuilder('d')
       .where('d.tenant_id = :tenantId', { tenantId: scope.tenantId })
       .andWhere('d.account_id = :accountId', { accountId: scope.accountId })
       .andWhere('d.webhook_id = :webhookId', { webhookId });
-    return keysetPage(query, {
-      seqColumn: 'd.seq',
-      seqProperty: 'seq',
-      page,
-      codec: this.cursors,
-      binding: cursorBinding('webhook-deliveries', { accountId: scope.accountId, webhookId }),
-    });
+    const binding = cursorBinding('webhook-deliveries', { accountId: scope.accountId, webhookId });
+    const found = await keysetPage(query, { seqColumn: 'd.seq', seqProperty: 'seq', page, codec: this.cursors, binding });
+    let size = 0;
+    let previous: WebhookDeliveryEntity | undefined;
+    for (const [i, row] of found.rows.entries()) {
+      size += DELIVERY_OVERHEAD_BYTES + Buffer.byteLength(JSON.stringify(row.attempts));
+      if (size > MAX_DELIVERY_PAGE_BYTES && previous) {
+        return { rows: found.rows.slice(0, i), metadata: { ...found.metadata, nextCursor: this.cursors.encode(binding, previous.seq) } };
+      }
+      previous = row;
+    }
+    return found;
   }
 
   /**

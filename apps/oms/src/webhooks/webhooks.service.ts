@@ -163,6 +163,7 @@ export class WebhooksService {
       payload: JSON.stringify(event),
       status: DeliveryStatus.Pending,
       attempts: [],
+      attemptsTotal: 0,
       attemptCount: 0,
       nextAttemptAt: now,
       leaseUntil: null,
@@ -215,6 +216,7 @@ export function toDelivery(entity: Omit<WebhookDeliveryEntity, 'seq'>): Delivery
     eventType: entity.eventType as EventType,
     status: entity.status,
     attempts: entity.attempts.map(({ at, statusCode, durationMs, error }) => ({ at, statusCode, durationMs, error })),
+    attemptsTotal: entity.attemptsTotal,
     nextAttemptAt: entity.nextAttemptAt?.toISOString() ?? null,
   };
 }

@@ -60,7 +60,10 @@ export interface Delivery {
   eventId: string;
   eventType: EventType;
   status: DeliveryStatus;
+  /** The last attempts (at most 20), oldest first. */
   attempts: DeliveryAttempt[];
+  /** Every attempt ever made, also those `attempts` no longer holds. */
+  attemptsTotal: number;
   nextAttemptAt: string | null;
 }
 

@@ -2181,8 +2181,13 @@ export interface components {
             eventType: components["schemas"]["EventType"];
             /** @example Pending */
             status: components["schemas"]["DeliveryStatus"];
-            /** @description Oldest first. */
+            /** @description The last 20 attempts at most, oldest first. */
             attempts: components["schemas"]["DeliveryAttemptDto"][];
+            /**
+             * @description Every attempt ever made (redeliveries included), also those `attempts` no longer holds.
+             * @example 3
+             */
+            attemptsTotal: number;
             /**
              * Format: date-time
              * @description When the next attempt is due; null once Succeeded or Failed.
@@ -7806,7 +7811,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The deliveries under `items`, next to `metadata`. */
+            /** @description The deliveries under `items`, next to `metadata`. A page may hold fewer than `limit` deliveries (at least one) when their attempt logs are long: its deliveries stay under 512 KiB of JSON; follow `nextCursor`. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

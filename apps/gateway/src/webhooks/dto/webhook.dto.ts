@@ -179,7 +179,9 @@ export class DeliveryDto {
   eventId: string;
   @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.ShipmentCreated }) eventType: EventType;
   @ApiProperty({ enum: DeliveryStatus, enumName: 'DeliveryStatus', example: DeliveryStatus.Pending }) status: DeliveryStatus;
-  @ApiProperty({ type: [DeliveryAttemptDto], description: 'Oldest first.' }) attempts: DeliveryAttemptDto[];
+  @ApiProperty({ type: [DeliveryAttemptDto], maxItems: 20, description: 'The last 20 attempts at most, oldest first.' }) attempts: DeliveryAttemptDto[];
+  @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: 'Every attempt ever made (redeliveries included), also those `attempts` no longer holds.' })
+  attemptsTotal: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2025-11-22T08:30:05.000Z', description: 'When the next attempt is due; null once Succeeded or Failed.' })
   nextAttemptAt: string | null;
 }

@@ -185,9 +185,11 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
         if (queue.length === 0) this.waiting.delete(webhookId);
         if (!delivery) continue;
         started = true;
-        // Held past the point where it could end within its lease: left to lapse and be claimed again.
+        // Held past the point where it could end within its lease: given back unsent (a lease left to lapse
+        // would read as an attempt whose outcome is unknown), to be claimed again.
         if (Date.parse(delivery.leaseUntil) - Date.now() < this.config.WEBHOOK_TIMEOUT_MS) {
           this.unhold(webhookId);
+          this.deliveries.release([delivery]).catch((error: unknown) => this.logger.warn({ err: error }, 'could not give back an unsent webhook delivery; its lease will lapse'));
           continue;
         }
         this.send(delivery);
@@ -237,16 +239,10 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
       await new Promise((resolve) => setImmediate(resolve));
       while (this.outcomes.length > 0) {
         const batch = this.outcomes.splice(0, OUTCOME_BATCH);
-        try {
-          const disabled = await this.deliveries.recordOutcomes(batch, this.config.WEBHOOK_DISABLE_AFTER_MS);
-          if (disabled.length > 0) {
-            this.metrics.webhooksDisabled(disabled.length);
-            for (const webhook of disabled) this.logger.warn({ webhookId: webhook.id, failingSince: webhook.failingSince }, 'webhook disabled after failing');
-          }
-        } catch (error) {
+        const left = await this.recordBatch(batch);
+        if (left.length > 0) {
           // Kept and tried again; until then the leases hold the deliveries (and lapse if this lasts).
-          this.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook delivery attempts; retrying');
-          this.outcomes.unshift(...batch);
+          this.outcomes.unshift(...left);
           await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
           if (this.stopped && this.sending.size === 0) break;
         }
@@ -255,6 +251,55 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
       this.recording = undefined;
       if (this.outcomes.length > 0 && !this.stopped) this.record();
     });
+  }
+
+  /**
+   * Records `batch`; returns what is left to record later (the database failed for a reason of its own,
+   * e.g. unreachable). When PostgreSQL refuses the data itself (SQLSTATE classes 22, 23, 54), the batch is
+   * split in halves and each recorded apart, so that the one outcome it refuses is found and quarantined
+   * while every other is recorded: one tenant's answer never holds up another's bookkeeping.
+   */
+  private async recordBatch(batch: AttemptOutcome[]): Promise<AttemptOutcome[]> {
+    try {
+      const disabled = await this.deliveries.recordOutcomes(batch, this.config.WEBHOOK_DISABLE_AFTER_MS);
+      if (disabled.length > 0) {
+        this.metrics.webhooksDisabled(disabled.length);
+        for (const webhook of disabled) this.logger.warn({ webhookId: webhook.id, failingSince: webhook.failingSince }, 'webhook disabled after failing');
+      }
+      return [];
+    } catch (error) {
+      if (!isRefusedData(error)) {
+        this.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook delivery attempts; retrying');
+        return batch;
+      }
+      const [only] = batch;
+      if (batch.length === 1 && only) return this.quarantine(only, error);
+      const half = Math.ceil(batch.length / 2);
+      const first = await this.recordBatch(batch.slice(0, half));
+      if (first.length > 0) return [...first, ...batch.slice(half)];
+      return this.recordBatch(batch.slice(half));
+    }
+  }
+
+  /**
+   * An outcome PostgreSQL refused on its own: recorded again without its error text (the attempt and the
+   * delivery's state still count), or, refused again, dropped (its lease lapses and the delivery is sent
+   * again). Either way counted in `webhook_delivery_outcomes_quarantined_total` and logged at error level.
+   */
+  private async quarantine(outcome: AttemptOutcome, refusal: unknown): Promise<AttemptOutcome[]> {
+    const code = sqlState(refusal);
+    this.logger.error({ err: refusal, deliveryId: outcome.deliveryId, webhookId: outcome.webhookId }, 'webhook delivery attempt refused by the database; quarantined');
+    const bare: AttemptOutcome = { ...outcome, attempt: { ...outcome.attempt, error: `the outcome could not be stored (SQLSTATE ${code ?? 'unknown'})` } };
+    try {
+      await this.deliveries.recordOutcomes([bare], this.config.WEBHOOK_DISABLE_AFTER_MS);
+      this.metrics.outcomeQuarantined('stored_without_detail');
+      return [];
+    } catch (error) {
+      if (!isRefusedData(error)) return [outcome];
+      this.logger.error({ err: error, deliveryId: outcome.deliveryId, webhookId: outcome.webhookId }, 'webhook delivery attempt dropped: the database refused it even without detail');
+      this.metrics.outcomeQuarantined('dropped');
+      return [];
+    }
   }
 
   /** Stops claiming, lets the attempts in flight end (within WEBHOOK_TIMEOUT_MS) and records them. */
@@ -271,6 +316,22 @@ export class DeliveryEngine implements OnApplicationBootstrap, OnApplicationShut
     await this.recording;
     this.client.close();
   }
+}
+
+/** The SQLSTATE of a PostgreSQL error, also when TypeORM wraps it. */
+function sqlState(error: unknown): string | undefined {
+  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 3; depth++) {
+    const { code } = current as { code?: unknown };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { driverError?: unknown }).driverError;
+  }
+  return undefined;
+}
+
+/** PostgreSQL refused the data itself (data exception, integrity constraint, program limit), not the moment. */
+function isRefusedData(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && ['22', '23', '54'].includes(code.slice(0, 2));
 }
 
 function occurredAt(payload: string): number | undefined {

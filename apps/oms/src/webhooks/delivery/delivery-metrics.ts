@@ -6,6 +6,9 @@ import type { AttemptResult } from './webhook-request.js';
 /** How a delivery settled. */
 export type DeliveryOutcome = 'succeeded' | 'failed';
 
+/** What became of an attempt's outcome the database refused (DeliveryEngine.quarantine). */
+export type QuarantineAction = 'stored_without_detail' | 'dropped';
+
 /** The delivery engine's metrics (docs/webhook-delivery.md, "What to alert on"). */
 @Injectable()
 export class DeliveryMetrics {
@@ -16,6 +19,7 @@ export class DeliveryMetrics {
   private readonly inFlight: Gauge;
   private readonly disabled: Counter;
   private readonly dispatched: Counter;
+  private readonly quarantined: Counter<'action'>;
 
   constructor(metrics: ServiceMetrics) {
     const registers = [metrics.registry];
@@ -47,6 +51,13 @@ export class DeliveryMetrics {
     this.inFlight = new Gauge({ name: 'webhook_deliveries_in_flight', help: 'Delivery attempts this worker has in flight now.', registers });
     this.disabled = new Counter({ name: 'webhooks_disabled_total', help: 'Webhooks this worker disabled after failing for WEBHOOK_DISABLE_AFTER_MS.', registers });
     this.dispatched = new Counter({ name: 'webhook_deliveries_dispatched_total', help: 'Deliveries created from events of the stream by this worker.', registers });
+    this.quarantined = new Counter({
+      name: 'webhook_delivery_outcomes_quarantined_total',
+      help: 'Attempt outcomes the database refused to store, by action: stored_without_detail (recorded without the error text), dropped (not recorded; the delivery is sent again after its lease).',
+      labelNames: ['action'] as const,
+      registers,
+    });
+    for (const action of ['stored_without_detail', 'dropped'] satisfies QuarantineAction[]) this.quarantined.inc({ action }, 0);
     for (const outcome of ['succeeded', 'failed'] satisfies DeliveryOutcome[]) this.deliveries.inc({ outcome }, 0);
     for (const outcome of ['success', 'http_error', 'timeout', 'network_error', 'forbidden_address'] satisfies AttemptResult['kind'][]) {
       this.attempts.inc({ outcome }, 0);
@@ -72,6 +83,10 @@ export class DeliveryMetrics {
 
   webhooksDisabled(count: number): void {
     this.disabled.inc(count);
+  }
+
+  outcomeQuarantined(action: QuarantineAction): void {
+    this.quarantined.inc({ action });
   }
 
   deliveriesDispatched(count: number): void {

@@ -51,11 +51,46 @@ export interface DispatchResult {
   claimed: ClaimedDelivery[];
 }
 
+/**
+ * `text` as PostgreSQL's jsonb (and text) can store it: U+0000 and lone surrogates become U+FFFD. A
+ * receiver's answer may hold any bytes, and one jsonb value PostgreSQL refuses fails its whole statement.
+ */
+export function storableText(text: string): string {
+  // A round trip through UTF-8 replaces lone surrogates (they have no UTF-8 form) with U+FFFD.
+  return Buffer.from(text, 'utf8').toString('utf8').replaceAll('\u0000', '\uFFFD');
+}
+
+function storableAttempt(attempt: AttemptOutcome['attempt']): AttemptOutcome['attempt'] {
+  return attempt.error === null ? attempt : { ...attempt, error: storableText(attempt.error) };
+}
+
 /** A webhook the last flush disabled. */
 export interface DisabledWebhook {
   id: string;
   failingSince: Date;
 }
+
+/**
+ * A delivery's log keeps its last this many attempts (`attempts_total` counts them all): each attempt
+ * rewrites the whole jsonb, and a delivery list page has to fit a NATS message.
+ */
+export const ATTEMPT_LOG_LENGTH = 20;
+
+/** The SQL of the last ATTEMPT_LOG_LENGTH entries of the jsonb array `log`. */
+function keptAttempts(log: string): string {
+  return `jsonb_path_query_array(${log}, '$[last - ${ATTEMPT_LOG_LENGTH - 1} to last]')`;
+}
+
+/**
+ * The delivery's previous claim lapsed with no outcome recorded (a recorded outcome, a release, a redeliver
+ * and a disable all clear the lease): its sender stopped (killed) before recording the attempt, which may
+ * have reached the receiver. Read in a claim, which takes only deliveries whose lease is null or lapsed.
+ */
+const UNRECORDED_CLAIM = '(d.lease_until IS NOT NULL AND d.claimed_at IS NOT NULL)';
+/** The log entry of that attempt: from its claim, outcome unknown. */
+const UNKNOWN_ATTEMPT = `jsonb_build_object('at', to_char(d.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'statusCode', NULL, 'durationMs', 0,
+  'error', 'unknown: the sender stopped before recording this attempt''s outcome (it may have reached the receiver)')`;
 
 /** The delivery still holds the claim whose outcome is being recorded (its lease is the fencing token). */
 const HOLDS_LEASE = '(d.lease_until = o.lease_until)';
@@ -126,12 +161,13 @@ export class DeliveryRepository {
       await lockDeliveryInsertOrder(manager, [...new Set(targets.map((t) => t.webhook_id))]);
       const leased = targets.map((t) => take.take(t.webhook_id));
       const inserted: (ClaimRow & { claimed: boolean })[] = await manager.query(
-        `INSERT INTO webhook_deliveries AS d (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, lease_until, created_at, updated_at)
+        `INSERT INTO webhook_deliveries AS d (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, lease_until, claimed_at, created_at, updated_at)
          SELECT t.id, w.tenant_id, w.account_id, w.id, e.event_id, e.event_type, e.payload, 'Pending', now(),
-           CASE WHEN t.leased THEN date_trunc('milliseconds', clock_timestamp()) + $8::int * interval '1 millisecond' END, now(), now()
+           CASE WHEN t.leased THEN c.at + $8::int * interval '1 millisecond' END, CASE WHEN t.leased THEN c.at END, now(), now()
          FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $7::bool[]) WITH ORDINALITY AS t(id, webhook_id, event_n, leased, n)
          JOIN unnest($4::uuid[], $5::text[], $6::text[]) WITH ORDINALITY AS e(event_id, event_type, payload, n) ON e.n = t.event_n
          JOIN webhooks w ON w.id = t.webhook_id AND w.status = 'Active'
+         CROSS JOIN (SELECT date_trunc('milliseconds', clock_timestamp()) AS at) c
          ORDER BY t.n
          ON CONFLICT (webhook_id, event_id) DO NOTHING
          RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.attempt_count, d.lease_until, d.lease_until IS NOT NULL AS claimed`,
@@ -197,8 +233,11 @@ export class DeliveryRepository {
          LIMIT $1
        )
        UPDATE webhook_deliveries d
-       SET lease_until = date_trunc('milliseconds', clock_timestamp()) + $5::int * interval '1 millisecond'
-       FROM claimable c, webhooks w
+       SET lease_until = n.at + $5::int * interval '1 millisecond',
+         claimed_at = n.at,
+         attempts = CASE WHEN ${UNRECORDED_CLAIM} THEN ${keptAttempts(`d.attempts || jsonb_build_array(${UNKNOWN_ATTEMPT})`)} ELSE d.attempts END,
+         attempts_total = d.attempts_total + CASE WHEN ${UNRECORDED_CLAIM} THEN 1 ELSE 0 END
+       FROM claimable c, webhooks w, (SELECT date_trunc('milliseconds', clock_timestamp()) AS at) n
        WHERE d.id = c.id AND w.id = d.webhook_id
        RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.attempt_count, d.lease_until,
          w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
@@ -220,7 +259,8 @@ export class DeliveryRepository {
       await manager.query(
         // Every SET expression reads the row as it is when updated (after waiting for a concurrent writer).
         `UPDATE webhook_deliveries d SET
-           attempts = d.attempts || jsonb_build_array(o.attempt),
+           attempts = ${keptAttempts('d.attempts || jsonb_build_array(o.attempt)')},
+           attempts_total = d.attempts_total + 1,
            attempt_count = CASE WHEN ${HOLDS_LEASE} THEN d.attempt_count + 1 ELSE d.attempt_count END,
            status = CASE WHEN NOT coalesce(${HOLDS_LEASE}, false) THEN d.status WHEN o.succeeded THEN 'Succeeded'
              WHEN o.retry_ms IS NULL THEN 'Failed' ELSE 'Pending' END,
@@ -233,7 +273,7 @@ export class DeliveryRepository {
         [
           outcomes.map((o) => o.deliveryId),
           outcomes.map((o) => o.leaseUntil),
-          outcomes.map((o) => JSON.stringify(o.attempt)),
+          outcomes.map((o) => JSON.stringify(storableAttempt(o.attempt))),
           outcomes.map((o) => o.succeeded),
           outcomes.map((o) => o.retryInMs),
         ],
@@ -306,6 +346,22 @@ export class DeliveryRepository {
       disabled.push({ id, failingSince: webhook.failingSince });
     }
     return disabled;
+  }
+
+  /**
+   * Deletes up to `batch` settled deliveries (Succeeded or Failed) last changed more than `retentionDays`
+   * ago, oldest first, through `webhook_deliveries_settled_idx`; returns how many. Pending ones are kept
+   * whatever their age (a redeliver makes a delivery Pending and changed now).
+   */
+  async deleteExpired(retentionDays: number, batch: number): Promise<number> {
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+         WHERE status <> 'Pending' AND updated_at < now() - $1::int * interval '1 day'
+         ORDER BY updated_at LIMIT $2)`,
+      [retentionDays, batch],
+    );
+    return deleted;
   }
 
   /** Gives claimed deliveries back at once (a sender stopping before it sent them). */

@@ -4,6 +4,7 @@ import type { OmsConfig } from '../../config.js';
 import { OMS_CONFIG } from '../../tokens.js';
 import { DeliveryEngine, WEBHOOK_LOOKUP } from './delivery-engine.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
+import { DeliveryRetention } from './delivery-retention.js';
 import { DeliveryRepository } from './delivery.repository.js';
 import { WebhookDispatchConsumer } from './webhook-dispatch.consumer.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
@@ -18,6 +19,7 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
     DeliveryRepository,
     DeliveryMetrics,
     DeliveryEngine,
+    DeliveryRetention,
     WebhookDispatcher,
     WebhookDispatchConsumer,
     {

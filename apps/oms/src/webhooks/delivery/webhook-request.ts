@@ -145,23 +145,33 @@ function networkFailure(error: NodeJS.ErrnoException): Omit<AttemptResult, 'dura
   return { ok: false, statusCode: null, error: truncateBytes(error.code ? `${error.code}: ${error.message}` : error.message), kind: 'network_error' };
 }
 
-/** The body as text, read up to MAX_RESPONSE_BYTES; past that the response is dropped (and its connection). */
+/**
+ * The body as text, read up to MAX_RESPONSE_BYTES; past that the response is dropped (and its connection)
+ * and the prefix read is the body. The promise settles once: dropping the response emits `aborted`, which
+ * must not turn a complete prefix (a 2xx with a large body) into a failure.
+ */
 function readBody(response: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      outcome();
+    };
     response.on('data', (chunk: Buffer) => {
-      if (size >= MAX_RESPONSE_BYTES) return;
+      if (settled) return;
       chunks.push(chunk);
       size += chunk.length;
       if (size >= MAX_RESPONSE_BYTES) {
+        settle(() => resolve(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8')));
         response.destroy();
-        resolve(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8'));
       }
     });
-    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.on('error', reject);
-    response.on('aborted', () => reject(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
+    response.on('end', () => settle(() => resolve(Buffer.concat(chunks).toString('utf8'))));
+    response.on('error', (error) => settle(() => reject(error)));
+    response.on('aborted', () => settle(() => reject(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' }))));
   });
 }
 
