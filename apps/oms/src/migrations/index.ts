@@ -15,6 +15,7 @@ import { AddShipmentLastPosition1763800021000 } from './1763800021000-add-shipme
 import { CreateShipmentEvaluations1763800022000 } from './1763800022000-create-shipment-evaluations.js';
 import { CompressOutboxWithLz41763800023000 } from './1763800023000-compress-outbox-with-lz4.js';
 import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-evaluation-updates-hot.js';
+import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -35,4 +36,5 @@ export const omsMigrations = [
   CreateShipmentEvaluations1763800022000,
   CompressOutboxWithLz41763800023000,
   KeepEvaluationUpdatesHot1763800024000,
+  BoundWebhookAmplification1763800029300,
 ];

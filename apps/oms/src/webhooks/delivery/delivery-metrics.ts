@@ -16,6 +16,7 @@ export class DeliveryMetrics {
   private readonly inFlight: Gauge;
   private readonly disabled: Counter;
   private readonly dispatched: Counter;
+  private readonly overBudget: Counter;
 
   constructor(metrics: ServiceMetrics) {
     const registers = [metrics.registry];
@@ -47,6 +48,11 @@ export class DeliveryMetrics {
     this.inFlight = new Gauge({ name: 'webhook_deliveries_in_flight', help: 'Delivery attempts this worker has in flight now.', registers });
     this.disabled = new Counter({ name: 'webhooks_disabled_total', help: 'Webhooks this worker disabled after failing for WEBHOOK_DISABLE_AFTER_MS.', registers });
     this.dispatched = new Counter({ name: 'webhook_deliveries_dispatched_total', help: 'Deliveries created from events of the stream by this worker.', registers });
+    this.overBudget = new Counter({
+      name: 'webhook_deliveries_over_budget_total',
+      help: "Deliveries recorded Failed without being sent: their account's WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR was spent.",
+      registers,
+    });
     for (const outcome of ['succeeded', 'failed'] satisfies DeliveryOutcome[]) this.deliveries.inc({ outcome }, 0);
     for (const outcome of ['success', 'http_error', 'timeout', 'network_error', 'forbidden_address'] satisfies AttemptResult['kind'][]) {
       this.attempts.inc({ outcome }, 0);
@@ -76,5 +82,9 @@ export class DeliveryMetrics {
 
   deliveriesDispatched(count: number): void {
     this.dispatched.inc(count);
+  }
+
+  deliveriesOverBudget(count: number): void {
+    this.overBudget.inc(count);
   }
 }
