@@ -7,7 +7,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { deliveryInsertOrderScope } from '../webhook.repository.js';
 import { type DispatchTarget, recordUnsentDeliveries, spendDeliveryBudget, WEBHOOK_TARGET_KEY_SQL } from './delivery-budget.js';
 import { WebhookEntity } from '../webhook.entity.js';
-import { toWebhook } from '../webhooks.service.js';
+import { toWebhookEventData } from '../webhooks.service.js';
 
 /** A delivery a sender claimed, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -312,7 +312,7 @@ export class DeliveryRepository {
         [id],
       );
       await recordEvents(manager, [
-        { tenantId: webhook.tenantId, accountId: webhook.accountId, type: EventType.WebhookDisabled, data: toWebhook(webhook), occurredAt: now },
+        { tenantId: webhook.tenantId, accountId: webhook.accountId, type: EventType.WebhookDisabled, data: toWebhookEventData(webhook), occurredAt: now },
       ]);
       disabled.push({ id, failingSince: webhook.failingSince });
     }
