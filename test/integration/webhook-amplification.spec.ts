@@ -1,10 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Delivery, EventType } from '@tracking/contracts';
+import { type Delivery, EventType, type TrackingEvent } from '@tracking/contracts';
 import { type EventRecord, recordEvents } from '@tracking/outbox';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOmsConfig } from '../../apps/oms/src/config.js';
+import { DeliveryRepository } from '../../apps/oms/src/webhooks/delivery/delivery.repository.js';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, issueToken, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
@@ -164,6 +166,18 @@ describe('webhook amplification bounds', { timeout: 180000 }, () => {
     );
     expect(logs.map((log) => log.length)).toEqual([1, 0, 0, 0, 0]);
     expect(logs[0]![0]!.status).toBe('Succeeded');
+    // The stream bringing the event again (a redelivered batch) reaches no other webhook of that URL.
+    const { rows } = await oms.query<{ payload: string }>('SELECT payload FROM webhook_deliveries WHERE event_id = $1 LIMIT 1', [eventId]);
+    const dataSource = new DataSource({ type: 'postgres', url: stack.env.OMS_DATABASE_URL, poolSize: 1 });
+    await dataSource.initialize();
+    try {
+      const again = await new DeliveryRepository(dataSource).dispatch([{ tenantId: tenant.tenantId, event: JSON.parse(rows[0]!.payload) as TrackingEvent }]);
+      expect(again).toEqual({ created: 0, claimed: [], unsent: 0 });
+    } finally {
+      await dataSource.destroy();
+    }
+    const { rows: all } = await oms.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+    expect(all[0]!.n).toBe(3);
   });
 
   it("records deliveries beyond the account's hourly budget Failed and unsent, and redeliver sends one", async () => {

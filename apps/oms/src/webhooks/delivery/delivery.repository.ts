@@ -73,8 +73,9 @@ export class DeliveryRepository {
 
   /**
    * One Pending delivery, due now, per Active webhook of the event's account that takes its type, for
-   * every event of the batch; an event that already reached a webhook is skipped (the stream may deliver
-   * it again). Returns how many deliveries it created.
+   * every event of the batch, one per URL (the oldest webhook naming it); an event that already reached a
+   * webhook is skipped (the stream may deliver it again). Beyond the account's `deliveriesPerHour` the
+   * deliveries are recorded Failed, unsent (`delivery-budget.ts`). Returns how many Pending it created.
    *
    * Three statements in one transaction: find the targets, take each target's insert-order lock (in
    * one order, so that concurrent dispatchers never deadlock; the route's test pings take the same lock,
@@ -118,15 +119,18 @@ export class DeliveryRepository {
 
   private insertDeliveries(events: readonly EventEnvelope[], take: DispatchTake, deliveriesPerHour: number): Promise<DispatchResult> {
     return this.dataSource.transaction(async (manager) => {
-      // One target per event and URL (the oldest webhook naming it: WEBHOOK_TARGET_KEY_SQL); an event that
-      // already reached the webhook (the stream brought the batch again) spends no budget.
+      // One target per event and URL (the oldest webhook naming it: WEBHOOK_TARGET_KEY_SQL); then an event
+      // that already reached it (the stream brought the batch again) is left out, and spends no budget.
       const found: DispatchTarget[] = await manager.query(
-        `SELECT DISTINCT ON (e.n, ${WEBHOOK_TARGET_KEY_SQL}) e.n, w.id AS webhook_id, w.account_id
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[]) WITH ORDINALITY AS e(tenant_id, account_id, event_type, event_id, n)
-         JOIN webhooks w ON w.tenant_id = e.tenant_id AND w.account_id = e.account_id AND w.status = 'Active'
-           AND (w.event_types = '{*}' OR e.event_type = ANY (w.event_types))
-         WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.event_id = e.event_id)
-         ORDER BY e.n, ${WEBHOOK_TARGET_KEY_SQL}, w.seq`,
+        `SELECT t.n, t.webhook_id, t.account_id FROM (
+           SELECT DISTINCT ON (e.n, ${WEBHOOK_TARGET_KEY_SQL}) e.n, e.event_id, w.id AS webhook_id, w.account_id
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[]) WITH ORDINALITY AS e(tenant_id, account_id, event_type, event_id, n)
+           JOIN webhooks w ON w.tenant_id = e.tenant_id AND w.account_id = e.account_id AND w.status = 'Active'
+             AND (w.event_types = '{*}' OR e.event_type = ANY (w.event_types))
+           ORDER BY e.n, ${WEBHOOK_TARGET_KEY_SQL}, w.seq
+         ) t
+         WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = t.webhook_id AND d.event_id = t.event_id)
+         ORDER BY t.n`,
         [events.map((e) => e.tenantId), events.map((e) => e.event.accountId), events.map((e) => e.event.type), events.map((e) => e.event.id)],
       );
       if (found.length === 0) return { created: 0, claimed: [], unsent: 0 };
