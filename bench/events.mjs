@@ -38,6 +38,8 @@ Object.assign(stack.env, {
   WEBHOOK_ALLOW_INSECURE: 'true',
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   OMS_DATABASE_POOL_SIZE: process.env.OMS_DATABASE_POOL_SIZE ?? '20',
+  // One account makes every delivery here, far beyond the default hourly budget (docs/webhook-delivery.md, "Amplification bounds").
+  WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR: process.env.WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR ?? '10000000',
 });
 const results = { startedAt: new Date().toISOString(), machine: machine(), config: { ...config }, throughput: [], latency: {} };
 

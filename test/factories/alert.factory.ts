@@ -51,6 +51,6 @@ export async function openAlert(
       }),
     { account: overrides.account },
   );
-  if (!opened) throw new Error(`an alert of that device and kind was already open on shipment ${shipmentId}`);
+  if (!opened || alert === null) throw new Error(`an alert of that device and kind was already open on shipment ${shipmentId}, or the shipment's hourly allowance of alerts is spent`);
   return alert;
 }

@@ -30,7 +30,8 @@ describe('alerts', () => {
   let base: string;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ omsReplicas: 2 });
+    // The paging tests open more than the default hourly allowance of alerts (20) on one shipment; the allowance has its own tests (webhook-amplification.spec.ts).
+    stack = await TestStack.start({ omsReplicas: 2, env: { ALERTS_PER_SHIPMENT_PER_HOUR: '1000' } });
     tenant = await createTenant(stack, { accounts: 2 });
     oms = await connectOms(stack);
     base = `/v1/accounts/${tenant.accountIds[0]}`;
@@ -272,14 +273,14 @@ describe('alerts', () => {
       const silenceResults = await Promise.all(silences);
       for (const outcome of [results, silenceResults]) {
         expect(outcome.filter((result) => result.opened)).toHaveLength(1);
-        expect(new Set(outcome.map((result) => result.alert.id)).size).toBe(1);
+        expect(new Set(outcome.map((result) => result.alert!.id)).size).toBe(1);
       }
       const { rows } = await oms.query(`SELECT kind, count(*)::int AS n FROM alerts WHERE shipment_id = $1 GROUP BY kind ORDER BY kind`, [shipment.id]);
       expect(rows).toEqual([
         { kind: 'SignalLoss', n: 1 },
         { kind: 'TemperatureHigh', n: 1 },
       ]);
-      const opened = results.find((result) => result.opened)!.alert;
+      const opened = results.find((result) => result.opened)!.alert!;
       const events = await eventsOf(opened.id, 'alert.opened', closedMarker);
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toEqual(opened);
@@ -299,15 +300,15 @@ describe('alerts', () => {
       const opening = { deviceId, kind: AlertKind.HumidityHigh, startedAt: at(100), threshold: 70, peakValue: 75 };
       const first = await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.openAlert(opening));
       const closed = await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.closeAlert({ deviceId, kind: AlertKind.HumidityHigh, endedAt: at(200) }));
-      expect(closed).toMatchObject({ id: first.alert.id, status: 'Closed', endedAt: at(200).toISOString() });
+      expect(closed).toMatchObject({ id: first.alert!.id, status: 'Closed', endedAt: at(200).toISOString() });
       const replay = await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.openAlert(opening));
       expect(replay).toEqual({ opened: false, alert: closed });
       // Closing again closes nothing and emits nothing.
       expect(await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.closeAlert({ deviceId, kind: AlertKind.HumidityHigh, endedAt: at(250) }))).toBeNull();
       const next = await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.openAlert({ ...opening, startedAt: at(300) }));
       expect(next.opened).toBe(true);
-      expect(next.alert.id).not.toBe(first.alert.id);
-      const events = await eventsOf(first.alert.id, 'alert.opened,alert.closed', closedMarker);
+      expect(next.alert!.id).not.toBe(first.alert!.id);
+      const events = await eventsOf(first.alert!.id, 'alert.opened,alert.closed', closedMarker);
       expect(events.map((event) => event.type)).toEqual(['alert.opened', 'alert.closed']);
       expect(events[1]!.data).toEqual(closed);
     });
@@ -491,7 +492,7 @@ describe('alerts', () => {
       release();
       const { alert } = await evaluation;
       expect((await cancel).status).toBe(204);
-      expect((await get(`/alerts/${alert.id}`)).body).toMatchObject({ status: 'Closed', endedAt: (await get(`/shipments/${shipment.id}`)).body.cancelledAt });
+      expect((await get(`/alerts/${alert!.id}`)).body).toMatchObject({ status: 'Closed', endedAt: (await get(`/shipments/${shipment.id}`)).body.cancelledAt });
     });
   });
 });

@@ -72,6 +72,13 @@ export const omsConfigSchema = {
   WEBHOOK_DELIVERIES_RETENTION_DAYS: env.int({ default: 30, min: 1, max: 3650 }),
   /** How often the workers delete webhook deliveries past their retention (once across all workers). */
   WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS: env.int({ default: 3600000, min: 100, max: 86400000 }),
+  /**
+   * Deliveries the dispatch creates for one account's events per clock hour (UTC), over all its webhooks;
+   * beyond it, deliveries are recorded Failed without being sent (docs/webhook-delivery.md, "Amplification bounds").
+   */
+  WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR: env.int({ default: 10000, min: 1, max: 10000000 }),
+  /** Alerts one shipment may open per clock hour (UTC); beyond it one `alert.suppressed` per shipment and hour (docs/alerts-and-visits.md). */
+  ALERTS_PER_SHIPMENT_PER_HOUR: env.int({ default: 20, min: 1, max: 100000 }),
   /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
   WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
   /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */

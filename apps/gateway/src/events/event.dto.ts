@@ -13,7 +13,10 @@ export class EventDto {
     additionalProperties: true,
     description:
       'shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: ' +
-      'the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; operation.finished: the operation; webhook.disabled: the webhook.',
+      'the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; ' +
+      'alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it ' +
+      'opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook ' +
+      '(no secret; its url without user info, query and fragment).',
   })
   data: Record<string, unknown>;
 }

@@ -1,4 +1,4 @@
-import { Body, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, Header, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiConflictResponse,
@@ -29,6 +29,7 @@ import {
   WebhookPageDto,
   WebhookWithSecretDto,
 } from './dto/webhook.dto.js';
+import { SECRET_CACHE_CONTROL, webhookViewFor } from './webhook-views.js';
 
 const WebhookId = new ResourceIdPipe(ErrorCode.WebhookNotExists, 'Webhook');
 const NO_WEBHOOK = "WebhookNotExists: unknown id, not a UUID, or another account's webhook.";
@@ -38,6 +39,10 @@ const URL_REFUSED =
   '(issue InvalidFormat: not https, or user info; ForbiddenAddress: a loopback, private, link-local, metadata or other ' +
   'special-purpose address, as a literal or what the name resolves to; UnresolvableHost: the name has no address); ' +
   'accountId: AccountNotFound; MalformedRequest.';
+const VIEWER_URL = ' Callers without write permission on the account (Viewer) see each `url` without user info, query and fragment.';
+const NO_STORE = {
+  'Cache-Control': { description: '`no-store`: the answer carries the signing secret; no cache may keep it.', schema: { type: 'string', example: SECRET_CACHE_CONTROL } },
+};
 const RESOLVER_DOWN = () =>
   ApiServiceUnavailableResponse({
     type: ErrorEnvelopeDto,
@@ -52,19 +57,25 @@ export class WebhooksController {
   constructor(private readonly services: ServiceClient) {}
 
   @Get()
-  @ApiOperation({ summary: 'List webhooks, oldest first, with cursor paging; never their secrets' })
+  @ApiOperation({ summary: 'List webhooks, oldest first, with cursor paging; never their secrets', description: VIEWER_URL.trim() })
   @ApiOkResponse({ type: WebhookPageDto, description: 'The webhooks under `items`, next to `metadata`.' })
-  list(@Scope() scope: AccountScope, @Query() query: PageQuery, @Req() request: FastifyRequest): Promise<ItemPage<Webhook>> {
-    return this.services.call(Subjects.oms.webhooks.list, { ...scope, page: query.pageRequest() }, request);
+  async list(@Scope() scope: AccountScope, @Query() query: PageQuery, @Req() request: FastifyRequest): Promise<ItemPage<Webhook>> {
+    const page = await this.services.call(Subjects.oms.webhooks.list, { ...scope, page: query.pageRequest() }, request);
+    return { ...page, items: page.items.map(webhookViewFor(request, scope.accountId)) };
   }
 
   @Post()
   @HttpCode(201)
+  @Header('Cache-Control', SECRET_CACHE_CONTROL)
   @ApiOperation({
     summary: 'Create a webhook; the answer carries its signing secret, shown this once',
     description: `At most 20 webhooks per account. The URL is checked against the SSRF policy now and again at every delivery. 400: ${URL_REFUSED}`,
   })
-  @ApiCreatedResponse({ type: WebhookWithSecretDto, description: 'Location and ETag headers name the new webhook; `secret` is shown only here.' })
+  @ApiCreatedResponse({
+    type: WebhookWithSecretDto,
+    description: 'Location and ETag headers name the new webhook; `secret` is shown only here (`Cache-Control: no-store`).',
+    headers: NO_STORE,
+  })
   @ApiConflictResponse({ type: ErrorEnvelopeDto, description: 'WebhookLimitReached: the account already has 20 webhooks.' })
   @RESOLVER_DOWN()
   async create(
@@ -79,7 +90,7 @@ export class WebhooksController {
   }
 
   @Get(':webhookId')
-  @ApiOperation({ summary: 'Get one webhook, without its secret' })
+  @ApiOperation({ summary: 'Get one webhook, without its secret', description: VIEWER_URL.trim() })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiOkResponse({ type: WebhookDto, description: 'The ETag header carries its version.' })
   @NotFound()
@@ -89,7 +100,8 @@ export class WebhooksController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Webhook> {
-    return withETag(reply, await this.services.call(Subjects.oms.webhooks.get, { ...scope, webhookId }, request));
+    const found = await this.services.call(Subjects.oms.webhooks.get, { ...scope, webhookId }, request);
+    return withETag(reply, { ...found, resource: webhookViewFor(request, scope.accountId)(found.resource) });
   }
 
   @Patch(':webhookId')
@@ -133,12 +145,17 @@ export class WebhooksController {
 
   @Post(':webhookId/rotate-secret')
   @HttpCode(200)
+  @Header('Cache-Control', SECRET_CACHE_CONTROL)
   @ApiOperation({
     summary: 'Replace the signing secret; the old one keeps signing beside the new one for 24 hours',
     description: 'Deliveries carry two signatures until then. A second rotation within the 24 hours ends the overlap of the first.',
   })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
-  @ApiOkResponse({ type: WebhookWithSecretDto, description: 'The webhook with its new `secret`, shown only here; the ETag header carries its version.' })
+  @ApiOkResponse({
+    type: WebhookWithSecretDto,
+    description: 'The webhook with its new `secret`, shown only here (`Cache-Control: no-store`); the ETag header carries its version.',
+    headers: NO_STORE,
+  })
   @NotFound()
   async rotateSecret(
     @Scope() scope: AccountScope,

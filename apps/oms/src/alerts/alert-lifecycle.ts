@@ -1,8 +1,10 @@
-import { Injectable } from '@nestjs/common';
-import { type AccountScope, type Alert, type AlertKind, AlertStatus, EventType, LOW_ALERT_KINDS } from '@tracking/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { type AccountScope, type Alert, type AlertKind, AlertStatus, type AlertSuppressedData, EventType, LOW_ALERT_KINDS } from '@tracking/contracts';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import type { OmsConfig } from '../config.js';
+import { OMS_CONFIG } from '../tokens.js';
 import type { AlertEntity } from './alert.entity.js';
 import { AlertRepository, type OpenAlertSelection } from './alert.repository.js';
 
@@ -18,21 +20,51 @@ export interface AlertOpening {
   peakValue: number | null;
 }
 
+const HOUR_MS = 3_600_000;
+
+/** What `open` did: opened the alert, found it (open, or a replayed decision), or suppressed it (`alert` null). */
+export type AlertOpened = { alert: Alert; opened: boolean; suppressed?: undefined } | { alert: null; opened: false; suppressed: true };
+
 /**
- * Every change of an alert, each with its event (`alert.opened`, `alert.closed`, `alert.acknowledged`)
- * written to the outbox in the caller's transaction: the event is published exactly when the change commits.
+ * Every change of an alert, each with its event (`alert.opened`, `alert.closed`, `alert.acknowledged`,
+ * `alert.suppressed`) written to the outbox in the caller's transaction: the event is published exactly
+ * when the change commits.
  */
 @Injectable()
 export class AlertLifecycle {
-  constructor(private readonly alerts: AlertRepository) {}
+  private readonly perHour: number;
+
+  constructor(
+    private readonly alerts: AlertRepository,
+    @Inject(OMS_CONFIG) config: OmsConfig,
+  ) {
+    this.perHour = config.ALERTS_PER_SHIPMENT_PER_HOUR;
+  }
 
   /**
    * Opens the alert unless the shipment has an open one of that device and kind, or has had one for this
    * excursion (same `startedAt`, a replayed decision). `opened` says whether this call opened it; the
    * alert is the one that is (or was) open.
+   *
+   * A shipment opens at most `ALERTS_PER_SHIPMENT_PER_HOUR` alerts per clock hour (UTC, server time):
+   * beyond it the alert is not opened (`suppressed`, `alert` null), and the hour's first such decision
+   * records one `alert.suppressed` (docs/alerts-and-visits.md, "Alerts per shipment and hour").
    */
-  async open(manager: EntityManager, scope: AccountScope, opening: AlertOpening): Promise<{ alert: Alert; opened: boolean }> {
+  async open(manager: EntityManager, scope: AccountScope, opening: AlertOpening): Promise<AlertOpened> {
     const now = new Date();
+    const windowStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+    const key = { ...scope, shipmentId: opening.shipmentId };
+    if ((await this.alerts.countOpenedSince(manager, key, windowStart, this.perHour)) >= this.perHour) {
+      // A replayed decision finds its alert; a new one is suppressed.
+      const existing = await this.alerts.findOpenOrExcursion(manager, opening);
+      if (existing) return { alert: toAlert(existing), opened: false };
+      if (await this.alerts.recordSuppression(manager, key, windowStart, now)) {
+        const until = new Date(windowStart.getTime() + HOUR_MS).toISOString();
+        const data: AlertSuppressedData = { shipmentId: opening.shipmentId, deviceId: opening.deviceId, kind: opening.kind, until };
+        await recordEvents(manager, [{ ...scope, type: EventType.AlertSuppressed, data }]);
+      }
+      return { alert: null, opened: false, suppressed: true };
+    }
     const inserted = await this.alerts.insertOpen(manager, {
       id: uuidv7(),
       tenantId: scope.tenantId,

@@ -59,6 +59,37 @@ export class AlertRepository {
     return rows[0] ? fromRow(rows[0]) : null;
   }
 
+  /**
+   * How many alerts the shipment opened since `since`, counted up to `limit`; taken under the account's
+   * insert-order lock (the one `insertOpen` takes), so that the count and the insert that follows are not
+   * raced by another replica.
+   */
+  async countOpenedSince(manager: EntityManager, key: { accountId: string; shipmentId: string }, since: Date, limit: number): Promise<number> {
+    await lockInsertOrder(manager, `alerts:${key.accountId}`);
+    const rows = (await manager.query(
+      'SELECT count(*)::int AS n FROM (SELECT 1 FROM alerts WHERE shipment_id = $1 AND created_at >= $2 LIMIT $3) AS opened',
+      [key.shipmentId, since, limit],
+    )) as { n: number }[];
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * Records that the shipment had an alert suppressed in the hour starting at `windowStart`; true when
+   * it is the hour's first (the caller publishes `alert.suppressed` then). The shipment's rows of earlier
+   * hours are deleted on the way.
+   */
+  async recordSuppression(manager: EntityManager, key: { tenantId: string; accountId: string; shipmentId: string }, windowStart: Date, at: Date): Promise<boolean> {
+    await manager.query('DELETE FROM alert_suppressions WHERE shipment_id = $1 AND window_start < $2', [key.shipmentId, windowStart]);
+    const rows = (await manager.query(
+      `INSERT INTO alert_suppressions (shipment_id, window_start, tenant_id, account_id, created_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (shipment_id, window_start) DO NOTHING
+       RETURNING shipment_id`,
+      [key.shipmentId, windowStart, key.tenantId, key.accountId, at],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
   /** The shipment's open alert of that device and kind, or else its alert of the excursion that started at `startedAt`. */
   async findOpenOrExcursion(
     manager: EntityManager,

@@ -20,7 +20,7 @@ import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
 import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
-import { AlertLifecycle } from './alert-lifecycle.js';
+import { AlertLifecycle, type AlertOpened } from './alert-lifecycle.js';
 import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
 import { VisitRepository } from './visit.repository.js';
 
@@ -154,9 +154,10 @@ export class ShipmentOutcomes {
   /**
    * Opens an alert (`alert.opened`) unless the shipment has an open one of that device and kind (the
    * partial unique index decides, whichever replica asks) or one with this `startedAt` (the same decision
-   * again). `opened` is false then, and `alert` is that alert.
+   * again). `opened` is false then, and `alert` is that alert. Beyond the shipment's hourly allowance of
+   * alerts the alert is not opened: `suppressed`, `alert` null (`AlertLifecycle.open`).
    */
-  openAlert(opening: { deviceId: string | null; kind: AlertKind; startedAt: Date; threshold: number; peakValue?: number | null }): Promise<{ alert: Alert; opened: boolean }> {
+  openAlert(opening: { deviceId: string | null; kind: AlertKind; startedAt: Date; threshold: number; peakValue?: number | null }): Promise<AlertOpened> {
     return this.alerts.open(this.manager, this.account, { ...opening, shipmentId: this.scope.shipmentId, peakValue: opening.peakValue ?? null });
   }
 

@@ -17,6 +17,7 @@ import { CompressOutboxWithLz41763800023000 } from './1763800023000-compress-out
 import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-evaluation-updates-hot.js';
 import { BoundDeliveryAttemptLogs1763800029100 } from './1763800029100-bound-delivery-attempt-logs.js';
 import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claimed-attempts.js';
+import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -39,4 +40,5 @@ export const omsMigrations = [
   KeepEvaluationUpdatesHot1763800024000,
   BoundDeliveryAttemptLogs1763800029100,
   RecordClaimedAttempts1763800029200,
+  BoundWebhookAmplification1763800029300,
 ];

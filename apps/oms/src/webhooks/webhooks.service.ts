@@ -12,6 +12,7 @@ import {
   type ListWebhooksRequest,
   MAX_WEBHOOKS_PER_ACCOUNT,
   PREVIOUS_SECRET_OVERLAP_MS,
+  redactWebhook,
   type TrackingEvent,
   type UpdateWebhookRequest,
   type Versioned,
@@ -207,6 +208,15 @@ export function toWebhook(entity: Omit<WebhookEntity, 'seq'>): Webhook {
     createdAt: entity.createdAt.toISOString(),
     updatedAt: entity.updatedAt.toISOString(),
   };
+}
+
+/**
+ * The webhook as events carry it (`webhook.disabled`): every webhook of the account taking `*` receives
+ * it, and every Viewer reads the feed, so its URL is redacted (`redactWebhookUrl`: no user info, query or
+ * fragment).
+ */
+export function toWebhookEventData(entity: Omit<WebhookEntity, 'seq'>): Webhook {
+  return redactWebhook(toWebhook(entity));
 }
 
 export function toDelivery(entity: Omit<WebhookDeliveryEntity, 'seq'>): Delivery {

@@ -1,3 +1,4 @@
+import type { AlertKind } from '../oms/alerts.js';
 import type { ItemPage } from '../oms/common.js';
 import type { AccountScope, PageRequest } from '../paging.js';
 
@@ -25,6 +26,8 @@ export enum EventType {
   AlertOpened = 'alert.opened',
   AlertClosed = 'alert.closed',
   AlertAcknowledged = 'alert.acknowledged',
+  /** A shipment opened its hourly allowance of alerts and the evaluation decided one more: once per shipment and clock hour. */
+  AlertSuppressed = 'alert.suppressed',
   OperationFinished = 'operation.finished',
   WebhookDisabled = 'webhook.disabled',
   WebhookTest = 'webhook.test',
@@ -49,6 +52,19 @@ export interface DeviceLinkData {
   deviceId: string;
   shipmentId: string;
   setId: string | null;
+}
+
+/**
+ * `alert.suppressed`: the shipment opened its allowance of alerts for the clock hour
+ * (`ALERTS_PER_SHIPMENT_PER_HOUR`) and the evaluation decided one more, the first alert not opened (its
+ * device, null for a shipment-wide alert, and kind); no further alert of the shipment opens before `until`,
+ * the end of that hour. One per shipment and hour: later suppressed alerts of the hour have no event.
+ */
+export interface AlertSuppressedData {
+  shipmentId: string;
+  deviceId: string | null;
+  kind: AlertKind;
+  until: string;
 }
 
 /** `shipment.arrived` and `shipment.departed`. */

@@ -47,6 +47,27 @@ export interface WebhookInput {
 
 export type WebhookPatch = Partial<WebhookInput>;
 
+/**
+ * A webhook URL as shown to anyone but the account's Admins and Operators, and in every event: without
+ * user name and password, query and fragment, where credentials ride (`?token=...`). Scheme, host, port
+ * and path stay, so the receiver is still recognisable. A URL that does not parse (none is stored) shows
+ * as its scheme alone.
+ */
+export function redactWebhookUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? '';
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+/** The webhook with its URL redacted (`redactWebhookUrl`): what Viewers and the event feed see. */
+export function redactWebhook<W extends { url: string }>(webhook: W): W {
+  return { ...webhook, url: redactWebhookUrl(webhook.url) };
+}
+
 /** One attempt at sending a delivery, as the delivery log shows it. */
 export interface DeliveryAttempt {
   at: string;

@@ -596,7 +596,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhooks, oldest first, with cursor paging; never their secrets */
+        /**
+         * List webhooks, oldest first, with cursor paging; never their secrets
+         * @description Callers without write permission on the account (Viewer) see each `url` without user info, query and fragment.
+         */
         get: operations["webhooksList"];
         put?: never;
         /**
@@ -617,7 +620,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one webhook, without its secret */
+        /**
+         * Get one webhook, without its secret
+         * @description Callers without write permission on the account (Viewer) see each `url` without user info, query and fragment.
+         */
         get: operations["webhooksGet"];
         put?: never;
         post?: never;
@@ -1988,7 +1994,7 @@ export interface components {
             metadata: components["schemas"]["TrackMetadataDto"];
         };
         /** @enum {string} */
-        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "operation.finished" | "webhook.disabled" | "webhook.test";
+        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
         EventDto: {
             /**
              * Format: uuid
@@ -2006,7 +2012,7 @@ export interface components {
             occurredAt: string;
             /** Format: uuid */
             accountId: string;
-            /** @description shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; operation.finished: the operation; webhook.disabled: the webhook. */
+            /** @description shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook (no secret; its url without user info, query and fragment). */
             data: {
                 [key: string]: unknown;
             };
@@ -2037,7 +2043,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2079,7 +2085,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         WebhookWithSecretDto: {
             /**
@@ -2101,7 +2107,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2141,7 +2147,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         /** @enum {string} */
         DeliveryStatus: "Pending" | "Succeeded" | "Failed";
@@ -6952,7 +6958,7 @@ export interface operations {
                 limit?: number;
                 /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
                 includeTotal?: boolean;
-                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, operation.finished, webhook.disabled, webhook.test. */
+                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
                 type?: string;
                 /** @description The id of an event the client has seen: the page starts right after it. Not with `cursor`. An id the feed does not hold (unknown, or past EVENTS_RETENTION_DAYS) is 400 InvalidParameter, issue EventNotFound: resync from the resources. */
                 after?: string;
@@ -7125,9 +7131,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Location and ETag headers name the new webhook; `secret` is shown only here. */
+            /** @description Location and ETag headers name the new webhook; `secret` is shown only here (`Cache-Control: no-store`). */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer carries the signing secret; no cache may keep it. */
+                    "Cache-Control"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -7529,9 +7537,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The webhook with its new `secret`, shown only here; the ETag header carries its version. */
+            /** @description The webhook with its new `secret`, shown only here (`Cache-Control: no-store`); the ETag header carries its version. */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer carries the signing secret; no cache may keep it. */
+                    "Cache-Control"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -20,6 +20,7 @@ export class DeliveryMetrics {
   private readonly disabled: Counter;
   private readonly dispatched: Counter;
   private readonly quarantined: Counter<'action'>;
+  private readonly overBudget: Counter;
 
   constructor(metrics: ServiceMetrics) {
     const registers = [metrics.registry];
@@ -58,6 +59,11 @@ export class DeliveryMetrics {
       registers,
     });
     for (const action of ['stored_without_detail', 'dropped'] satisfies QuarantineAction[]) this.quarantined.inc({ action }, 0);
+    this.overBudget = new Counter({
+      name: 'webhook_deliveries_over_budget_total',
+      help: "Deliveries recorded Failed without being sent: their account's WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR was spent.",
+      registers,
+    });
     for (const outcome of ['succeeded', 'failed'] satisfies DeliveryOutcome[]) this.deliveries.inc({ outcome }, 0);
     for (const outcome of ['success', 'http_error', 'timeout', 'network_error', 'forbidden_address'] satisfies AttemptResult['kind'][]) {
       this.attempts.inc({ outcome }, 0);
@@ -91,5 +97,9 @@ export class DeliveryMetrics {
 
   deliveriesDispatched(count: number): void {
     this.dispatched.inc(count);
+  }
+
+  deliveriesOverBudget(count: number): void {
+    this.overBudget.inc(count);
   }
 }

@@ -5,8 +5,9 @@ import { recordEvents } from '@tracking/outbox';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
 import { deliveryInsertOrderScope } from '../webhook.repository.js';
+import { type DispatchTarget, recordUnsentDeliveries, spendDeliveryBudget, WEBHOOK_TARGET_KEY_SQL } from './delivery-budget.js';
 import { WebhookEntity } from '../webhook.entity.js';
-import { toWebhook } from '../webhooks.service.js';
+import { toWebhookEventData } from '../webhooks.service.js';
 
 /** A delivery a sender claimed, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -49,6 +50,8 @@ export interface DispatchResult {
   created: number;
   /** Those of them leased to the caller's sender, to send now. */
   claimed: ClaimedDelivery[];
+  /** Deliveries recorded Failed without being sent: the account's budget of the hour was spent. */
+  unsent: number;
 }
 
 /**
@@ -105,8 +108,9 @@ export class DeliveryRepository {
 
   /**
    * One Pending delivery, due now, per Active webhook of the event's account that takes its type, for
-   * every event of the batch; an event that already reached a webhook is skipped (the stream may deliver
-   * it again). Returns how many deliveries it created.
+   * every event of the batch, one per URL (the oldest webhook naming it); an event that already reached a
+   * webhook is skipped (the stream may deliver it again). Beyond the account's `deliveriesPerHour` the
+   * deliveries are recorded Failed, unsent (`delivery-budget.ts`). Returns how many Pending it created.
    *
    * Three statements in one transaction: find the targets, take each target's insert-order lock (in
    * one order, so that concurrent dispatchers never deadlock; the route's test pings take the same lock,
@@ -117,8 +121,8 @@ export class DeliveryRepository {
    * claim (no claim statement for the common case); the others wait, due now, for any sender's claim.
    * Places `take` gave for rows that were not inserted are given back before this returns.
    */
-  async dispatch(events: readonly EventEnvelope[], take: DispatchTake = NO_TAKE): Promise<DispatchResult> {
-    if (events.length === 0) return { created: 0, claimed: [] };
+  async dispatch(events: readonly EventEnvelope[], take: DispatchTake = NO_TAKE, deliveriesPerHour = Infinity): Promise<DispatchResult> {
+    if (events.length === 0) return { created: 0, claimed: [], unsent: 0 };
     const taken: string[] = [];
     const counted: DispatchTake = {
       take: (webhookId) => {
@@ -131,7 +135,7 @@ export class DeliveryRepository {
     };
     let result: DispatchResult;
     try {
-      result = await this.insertDeliveries(events, counted);
+      result = await this.insertDeliveries(events, counted, deliveriesPerHour);
     } catch (error) {
       // Rolled back: nothing was leased.
       for (const webhookId of taken) take.giveBack(webhookId);
@@ -148,17 +152,28 @@ export class DeliveryRepository {
     return result;
   }
 
-  private insertDeliveries(events: readonly EventEnvelope[], take: DispatchTake): Promise<DispatchResult> {
+  private insertDeliveries(events: readonly EventEnvelope[], take: DispatchTake, deliveriesPerHour: number): Promise<DispatchResult> {
     return this.dataSource.transaction(async (manager) => {
-      const targets: { n: string; webhook_id: string }[] = await manager.query(
-        `SELECT e.n, w.id AS webhook_id
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) WITH ORDINALITY AS e(tenant_id, account_id, event_type, n)
-         JOIN webhooks w ON w.tenant_id = e.tenant_id AND w.account_id = e.account_id AND w.status = 'Active'
-           AND (w.event_types = '{*}' OR e.event_type = ANY (w.event_types))`,
-        [events.map((e) => e.tenantId), events.map((e) => e.event.accountId), events.map((e) => e.event.type)],
+      // One target per event and URL (the oldest webhook naming it: WEBHOOK_TARGET_KEY_SQL); then an event
+      // that already reached it (the stream brought the batch again) is left out, and spends no budget.
+      const found: DispatchTarget[] = await manager.query(
+        `SELECT t.n, t.webhook_id, t.account_id FROM (
+           SELECT DISTINCT ON (e.n, ${WEBHOOK_TARGET_KEY_SQL}) e.n, e.event_id, w.id AS webhook_id, w.account_id
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[]) WITH ORDINALITY AS e(tenant_id, account_id, event_type, event_id, n)
+           JOIN webhooks w ON w.tenant_id = e.tenant_id AND w.account_id = e.account_id AND w.status = 'Active'
+             AND (w.event_types = '{*}' OR e.event_type = ANY (w.event_types))
+           ORDER BY e.n, ${WEBHOOK_TARGET_KEY_SQL}, w.seq
+         ) t
+         WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = t.webhook_id AND d.event_id = t.event_id)
+         ORDER BY t.n`,
+        [events.map((e) => e.tenantId), events.map((e) => e.event.accountId), events.map((e) => e.event.type), events.map((e) => e.event.id)],
       );
-      if (targets.length === 0) return { created: 0, claimed: [] };
-      await lockDeliveryInsertOrder(manager, [...new Set(targets.map((t) => t.webhook_id))]);
+      if (found.length === 0) return { created: 0, claimed: [], unsent: 0 };
+      const fits = Number.isFinite(deliveriesPerHour) ? await spendDeliveryBudget(manager, found, deliveriesPerHour) : found.map(() => true);
+      const targets = found.filter((_, i) => fits[i]);
+      await lockDeliveryInsertOrder(manager, [...new Set(found.map((t) => t.webhook_id))]);
+      const eventRows = events.map((e) => ({ id: e.event.id, type: e.event.type, payload: JSON.stringify(e.event) }));
+      const unsent = await recordUnsentDeliveries(manager, found.filter((_, i) => !fits[i]), eventRows, deliveriesPerHour);
       const leased = targets.map((t) => take.take(t.webhook_id));
       const inserted: (ClaimRow & { claimed: boolean })[] = await manager.query(
         `INSERT INTO webhook_deliveries AS d (id, tenant_id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, lease_until, claimed_at, created_at, updated_at)
@@ -175,15 +190,15 @@ export class DeliveryRepository {
           targets.map(() => uuidv7()),
           targets.map((t) => t.webhook_id),
           targets.map((t) => t.n),
-          events.map((e) => e.event.id),
-          events.map((e) => e.event.type),
-          events.map((e) => JSON.stringify(e.event)),
+          eventRows.map((e) => e.id),
+          eventRows.map((e) => e.type),
+          eventRows.map((e) => e.payload),
           leased,
           take.leaseMs,
         ],
       );
       const claimedRows = inserted.filter((row) => row.claimed);
-      if (claimedRows.length === 0) return { created: inserted.length, claimed: [] };
+      if (claimedRows.length === 0) return { created: inserted.length, claimed: [], unsent };
       const secrets: SecretRow[] = await manager.query(
         'SELECT id, url, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ANY ($1::uuid[])',
         [[...new Set(claimedRows.map((row) => row.webhook_id))]],
@@ -194,7 +209,7 @@ export class DeliveryRepository {
         const webhook = byId.get(row.webhook_id);
         return webhook ? [toClaim({ ...row, ...webhook })] : [];
       });
-      return { created: inserted.length, claimed };
+      return { created: inserted.length, claimed, unsent };
     });
   }
 
@@ -341,7 +356,7 @@ export class DeliveryRepository {
         [id],
       );
       await recordEvents(manager, [
-        { tenantId: webhook.tenantId, accountId: webhook.accountId, type: EventType.WebhookDisabled, data: toWebhook(webhook), occurredAt: now },
+        { tenantId: webhook.tenantId, accountId: webhook.accountId, type: EventType.WebhookDisabled, data: toWebhookEventData(webhook), occurredAt: now },
       ]);
       disabled.push({ id, failingSince: webhook.failingSince });
     }
