@@ -15,7 +15,7 @@ const reading = (device: Device) => ({ deviceId: device.id, recordedAt: new Date
 
 /**
  * Fair admission of ingest batches between tenants (docs/readings.md, "Fair admission"), with tiny
- * configured bounds: two batches at once per gateway, one per tenant. Tenant B's batches are held in the
+ * configured bounds: two readings being stored at once per gateway, one of a tenant. Tenant B's batches are held in the
  * DMS by a lock on its device's row (ingest locks the batch's devices), so a batch stays in progress for
  * as long as a step needs, without sleeps.
  */
@@ -30,8 +30,9 @@ describe('ingest admission between tenants', () => {
   beforeAll(async () => {
     stack = await TestStack.start({
       env: {
-        INGEST_CONCURRENCY: '2',
-        INGEST_TENANT_CONCURRENCY: '1',
+        // Room for two readings at once, one of a tenant: each batch below holds one reading.
+        INGEST_CAPACITY_READINGS: '2',
+        INGEST_TENANT_READINGS: '1',
         INGEST_TENANT_QUEUE: '0',
         // Without the admission a second batch of B would wait for the lock until this timeout (504).
         RPC_TIMEOUT_MS: '10000',
@@ -88,12 +89,12 @@ describe('ingest admission between tenants', () => {
       const held = ingest(b, [first]).finally(() => (heldAnswered = true));
       await eventually(heldInDms, (n) => n === 1, "B's first batch waiting on the device's row in the DMS");
 
-      // B holds its one slot and may not queue: its next batch is refused at once, nothing stored.
+      // B uses its share and may not queue: its next batch is refused at once, nothing stored.
       const refused = await ingest(b, [reading(bDevice)]);
       expectError(refused, 429, 'RateLimitExceeded', { policy: 'ingest-admission' });
       expect(refused.headers.get('retry-after')).toBe('1');
 
-      // Tenant A is admitted at once, on the slot B may not take, and stored while B's batch is still held.
+      // Tenant A is admitted at once, on the room B may not take, and stored while B's batch is still held.
       const answer = await ingest(a, [reading(aDevice)]);
       expect(answer.status, answer.text).toBe(200);
       expect(answer.body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
@@ -105,13 +106,13 @@ describe('ingest admission between tenants', () => {
       expect(done.body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
       expect(await storedOf(b, bDevice)).toEqual([first.recordedAt]);
     });
-    // The slots are free again: B's next batch is stored.
+    // The room is free again: B's next batch is stored.
     const again = await ingest(b, [reading(bDevice)]);
     expect(again.status, again.text).toBe(200);
     expect(stack.gateway.get(IngestAdmission, { strict: false }).load).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('lets a batch wait for its tenant\'s slot a bounded time: admitted when the slot frees, 429 after INGEST_QUEUE_TIMEOUT_MS', async () => {
+  it("lets a batch wait for its tenant's share a bounded time: admitted when it frees, 429 after INGEST_QUEUE_TIMEOUT_MS", async () => {
     // A replica of its own with a queue of one per tenant; each replica admits on its own.
     const replica = await stack.startGatewayReplica({ INGEST_TENANT_QUEUE: '1', INGEST_QUEUE_TIMEOUT_MS: '1000' });
     const admission = stack.gatewayReplicas.at(-1)!.get(IngestAdmission, { strict: false });
@@ -128,7 +129,7 @@ describe('ingest admission between tenants', () => {
       // Waits its turn and is admitted once the first batch is done.
       const second = reading(bDevice);
       const queued = ingest(b, [second], replica);
-      await eventually(() => admission.load, (now) => now.waiting === 1, "B's next batch waiting for its slot");
+      await eventually(() => admission.load, (now) => now.waiting === 1, "B's next batch waiting for its share");
       await release();
       expect((await held).status).toBe(200);
       const admitted = await queued;
@@ -139,8 +140,8 @@ describe('ingest admission between tenants', () => {
   });
 
   it('refuses a per-tenant bound above the total at start', () => {
-    expect(() => readGatewayConfig({ ...stack.envOf('gateway'), INGEST_CONCURRENCY: '2', INGEST_TENANT_CONCURRENCY: '3' })).toThrow(
-      'Invalid configuration: INGEST_TENANT_CONCURRENCY must be at most INGEST_CONCURRENCY (2)',
+    expect(() => readGatewayConfig({ ...stack.envOf('gateway'), INGEST_CAPACITY_READINGS: '2', INGEST_TENANT_READINGS: '3' })).toThrow(
+      'Invalid configuration: INGEST_TENANT_READINGS must be at most INGEST_CAPACITY_READINGS (2)',
     );
   });
 });

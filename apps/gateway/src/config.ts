@@ -67,12 +67,12 @@ export const gatewayConfigSchema = {
   RATE_LIMIT_READINGS: rateLimitSetting({ default: '50000/1s burst 100000' }),
   /**
    * Fair admission of `POST /readings` batches per gateway replica (docs/readings.md, "Fair admission"):
-   * batches being stored at once, whatever their tenant (sized from the measured ingest capacity) ...
+   * readings being stored at once, whatever their tenant (sized from the measured ingest capacity) ...
    */
-  INGEST_CONCURRENCY: env.int({ default: 4, min: 1, max: 1000 }),
-  /** ... of one tenant (at most INGEST_CONCURRENCY; below it, so that other tenants always find a slot) ... */
-  INGEST_TENANT_CONCURRENCY: env.int({ default: 2, min: 1, max: 1000 }),
-  /** ... a tenant's batches that may wait for a slot (one more is refused at once with 429) ... */
+  INGEST_CAPACITY_READINGS: env.int({ default: 4000, min: 1, max: 1000000 }),
+  /** ... of one tenant (at most INGEST_CAPACITY_READINGS; below it, so that other tenants always find room) ... */
+  INGEST_TENANT_READINGS: env.int({ default: 2000, min: 1, max: 1000000 }),
+  /** ... a tenant's batches that may wait for room (one more is refused at once with 429) ... */
   INGEST_TENANT_QUEUE: env.int({ default: 16, min: 0, max: 10000 }),
   /** ... and how long one may wait before it is refused with 429 and Retry-After. */
   INGEST_QUEUE_TIMEOUT_MS: env.int({ default: 2000, min: 1, max: 60000 }),
@@ -88,8 +88,8 @@ export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
 
 export function readGatewayConfig(source?: Record<string, string | undefined>): GatewayConfig {
   const config = checkNatsConfig(readConfig(gatewayConfigSchema, source));
-  if (config.INGEST_TENANT_CONCURRENCY > config.INGEST_CONCURRENCY) {
-    throw new ConfigError('INGEST_TENANT_CONCURRENCY', `must be at most INGEST_CONCURRENCY (${config.INGEST_CONCURRENCY})`);
+  if (config.INGEST_TENANT_READINGS > config.INGEST_CAPACITY_READINGS) {
+    throw new ConfigError('INGEST_TENANT_READINGS', `must be at most INGEST_CAPACITY_READINGS (${config.INGEST_CAPACITY_READINGS})`);
   }
   return config;
 }

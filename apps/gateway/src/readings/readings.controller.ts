@@ -56,7 +56,7 @@ export class ReadingsController {
       'with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with ' +
       'other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is ' +
       "one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share " +
-      'the ingest fairly: a tenant with more batches in progress than its share waits for a slot, briefly, then gets 429.',
+      'the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.',
   })
   @ApiBody({ type: IngestReadingsDto })
   @ApiOkResponse({ type: IngestResultDto, description: 'Counts of accepted and duplicate entries, and the refused ones.' })
@@ -71,8 +71,8 @@ export class ReadingsController {
     type: ErrorEnvelopeDto,
     description:
       'RateLimitExceeded with Retry-After, the whole batch refused and nothing stored: details.policy readings or application ' +
-      "(rate limits), or ingest-admission: the tenant already has its share of batches in progress on this gateway and this one " +
-      'found its queue full or waited too long (INGEST_QUEUE_TIMEOUT_MS, 2 s by default) for a slot.',
+      "(rate limits), or ingest-admission: the tenant already has its share of readings being stored on this gateway and this " +
+      'batch found its queue full or waited too long (INGEST_QUEUE_TIMEOUT_MS, 2 s by default).',
   })
   async ingest(
     @Scope() scope: AccountScope,
@@ -81,9 +81,9 @@ export class ReadingsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<IngestResult> {
     const list = readingsOf(body);
-    // Admitted first (fair between tenants, docs/readings.md "Fair admission"), then charged: a batch the
-    // admission refuses costs none of the tenant's readings limit.
-    return this.admission.run(scope.tenantId, reply, async () => {
+    // Admitted first (fair between tenants, weighted by readings: docs/readings.md "Fair admission"), then
+    // charged: a batch the admission refuses costs none of the tenant's readings limit.
+    return this.admission.run(scope.tenantId, list.length, reply, async () => {
       await this.rateLimits.chargeReadings(request, reply, scope.tenantId, list.length);
       return this.store(scope, list, request);
     });
