@@ -3,7 +3,7 @@ import { AdmissionRefused, FairAdmission } from './fair-admission.js';
 
 /** A task that runs until `finish` is called; `started` tells whether it was admitted. */
 function gate(): { task: () => Promise<string>; finish: () => void; started: () => boolean } {
-  let finish = () => {};
+  let finish: (() => void) | undefined;
   let started = false;
   const done = new Promise<void>((resolve) => (finish = resolve));
   return {
@@ -12,7 +12,7 @@ function gate(): { task: () => Promise<string>; finish: () => void; started: () 
       await done;
       return 'done';
     },
-    finish: () => finish(),
+    finish: () => finish?.(),
     started: () => started,
   };
 }
