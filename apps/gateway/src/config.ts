@@ -1,4 +1,4 @@
-import { env, readConfig, type ConfigOf } from '@tracking/core';
+import { ConfigError, env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 import { keyEncryptionKeysSetting } from './auth/key-envelope.js';
 import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
@@ -65,6 +65,17 @@ export const gatewayConfigSchema = {
    * one; a batch over it gets 429 whole (docs/readings.md, "Rate limit").
    */
   RATE_LIMIT_READINGS: rateLimitSetting({ default: '50000/1s burst 100000' }),
+  /**
+   * Fair admission of `POST /readings` batches per gateway replica (docs/readings.md, "Fair admission"):
+   * readings being stored at once, whatever their tenant (sized from the measured ingest capacity) ...
+   */
+  INGEST_CAPACITY_READINGS: env.int({ default: 4000, min: 1, max: 1000000 }),
+  /** ... of one tenant (at most INGEST_CAPACITY_READINGS; below it, so that other tenants always find room) ... */
+  INGEST_TENANT_READINGS: env.int({ default: 2000, min: 1, max: 1000000 }),
+  /** ... a tenant's batches that may wait for room (one more is refused at once with 429) ... */
+  INGEST_TENANT_QUEUE: env.int({ default: 16, min: 0, max: 10000 }),
+  /** ... and how long one may wait before it is refused with 429 and Retry-After. */
+  INGEST_QUEUE_TIMEOUT_MS: env.int({ default: 2000, min: 1, max: 60000 }),
   /** JSON: tenant id -> `{"application": "...", "tokenFailures": "...", "readings": "..."}` replacing those limits. */
   RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
   /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
@@ -76,7 +87,11 @@ export const gatewayConfigSchema = {
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
 
 export function readGatewayConfig(source?: Record<string, string | undefined>): GatewayConfig {
-  return checkNatsConfig(readConfig(gatewayConfigSchema, source));
+  const config = checkNatsConfig(readConfig(gatewayConfigSchema, source));
+  if (config.INGEST_TENANT_READINGS > config.INGEST_CAPACITY_READINGS) {
+    throw new ConfigError('INGEST_TENANT_READINGS', `must be at most INGEST_CAPACITY_READINGS (${config.INGEST_CAPACITY_READINGS})`);
+  }
+  return config;
 }
 
 /** The token lifetime is fixed by the specification. */

@@ -19,6 +19,7 @@ import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
 import { Permission } from '../identity/roles.js';
+import { IngestAdmission } from '../protection/ingest-admission/ingest-admission.js';
 import { RateLimitHooks } from '../protection/rate-limit/rate-limit.hooks.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { IngestReadingsDto, IngestResultDto, ReadingPageDto } from './dto/reading.dto.js';
@@ -40,6 +41,7 @@ export class ReadingsController {
   constructor(
     private readonly services: ServiceClient,
     private readonly rateLimits: RateLimitHooks,
+    private readonly admission: IngestAdmission,
   ) {}
 
   @Post('readings')
@@ -53,7 +55,8 @@ export class ReadingsController {
       'stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key ' +
       'with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with ' +
       'other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is ' +
-      "one request for the application's rate limit and its entries count against the tenant's readings limit.",
+      "one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share " +
+      'the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.',
   })
   @ApiBody({ type: IngestReadingsDto })
   @ApiOkResponse({ type: IngestResultDto, description: 'Counts of accepted and duplicate entries, and the refused ones.' })
@@ -66,7 +69,10 @@ export class ReadingsController {
   })
   @ApiTooManyRequestsResponse({
     type: ErrorEnvelopeDto,
-    description: 'RateLimitExceeded (details.policy readings or application) with Retry-After: the whole batch is refused, nothing is stored.',
+    description:
+      'RateLimitExceeded with Retry-After, the whole batch refused and nothing stored: details.policy readings or application ' +
+      "(rate limits), or ingest-admission: the tenant already has its share of readings being stored on this gateway and this " +
+      'batch found its queue full or waited too long (INGEST_QUEUE_TIMEOUT_MS, 2 s by default).',
   })
   async ingest(
     @Scope() scope: AccountScope,
@@ -75,7 +81,16 @@ export class ReadingsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<IngestResult> {
     const list = readingsOf(body);
-    await this.rateLimits.chargeReadings(request, reply, scope.tenantId, list.length);
+    // Admitted first (fair between tenants, weighted by readings: docs/readings.md "Fair admission"), then
+    // charged: a batch the admission refuses costs none of the tenant's readings limit.
+    return this.admission.run(scope.tenantId, list.length, reply, async () => {
+      await this.rateLimits.chargeReadings(request, reply, scope.tenantId, list.length);
+      return this.store(scope, list, request);
+    });
+  }
+
+  /** Judges the entries and stores the usable ones, chunk by chunk. */
+  private async store(scope: AccountScope, list: unknown[], request: FastifyRequest): Promise<IngestResult> {
     const { entries, rejected } = judgeEntries(list);
     const result: IngestResult = { accepted: 0, duplicates: 0, rejected };
     // One chunk after the other: each is one DMS transaction, idempotent on its own (a retried batch

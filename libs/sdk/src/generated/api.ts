@@ -520,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Send up to 5000 readings of the account's devices
-         * @description Each entry is judged on its own: a refused entry is listed in `rejected` with its index and error, the others are stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries count against the tenant's readings limit.
+         * @description Each entry is judged on its own: a refused entry is listed in `rejected` with its index and error, the others are stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.
          */
         post: operations["readingsIngest"];
         delete?: never;
@@ -6694,7 +6694,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
-            /** @description RateLimitExceeded (details.policy readings or application) with Retry-After: the whole batch is refused, nothing is stored. */
+            /** @description RateLimitExceeded with Retry-After, the whole batch refused and nothing stored: details.policy readings or application (rate limits), or ingest-admission: the tenant already has its share of readings being stored on this gateway and this batch found its queue full or waited too long (INGEST_QUEUE_TIMEOUT_MS, 2 s by default). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
