@@ -1,5 +1,6 @@
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { echo } from './echo.js';
 
 /**
  * Levels of objects and arrays, the body itself counting as one: far more than any request of the API
@@ -48,7 +49,8 @@ export function checkBodyHygiene(body: unknown): void {
     }
     // Pushed in reverse, so that fields are checked in document order and the first offender is reported.
     for (const [name, child] of Object.entries(value).reverse()) {
-      const childPath = path ? `${path}.${name}` : name;
+      // Names are the client's own keys: a path repeats each cut (`echo`).
+      const childPath = path ? `${path}.${echo(name)}` : echo(name);
       const childKey = Array.isArray(value) ? undefined : { name, parentPath: path };
       pending.push({ value: child, path: childPath, key: childKey, depth: depth + 1 });
     }

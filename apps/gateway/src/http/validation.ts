@@ -7,6 +7,7 @@ import { PageQuery } from '../paging/page-query.js';
 import { StrictQuery } from './strict-query.js';
 import { QUERY_RULE_ISSUES } from '../paging/query-rules.js';
 import { checkBodyHygiene, isStorableText } from './body-hygiene.js';
+import { echo } from './echo.js';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
@@ -64,7 +65,8 @@ const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
 export function toInvalidParameter(errors: ValidationError[], parentPath = ''): DomainError {
   const error = errors[0];
   if (!error) return DomainError.invalidParameter('body', ParameterIssue.InvalidFormat, 'The request body is not valid.');
-  const field = parentPath ? `${parentPath}.${error.property}` : error.property;
+  // The property is the client's own key when it is unknown: repeated cut (`echo`), not whole.
+  const field = parentPath ? `${parentPath}.${echo(error.property)}` : echo(error.property);
   if (error.children?.length && !error.constraints) return toInvalidParameter(error.children, field);
   const constraints = error.constraints ?? {};
   if ('whitelistValidation' in constraints || READ_ONLY_RULE in constraints) {

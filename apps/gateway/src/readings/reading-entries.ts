@@ -9,6 +9,7 @@ import {
   type RejectedReading,
 } from '@tracking/contracts';
 import { DATE_TIME_MAX, DATE_TIME_MIN, DomainError, parseDateTime } from '@tracking/core';
+import { echo } from '../http/echo.js';
 
 /**
  * Validation of `POST /readings` bodies (docs/readings.md, "Validation"). The envelope is checked as a
@@ -79,7 +80,7 @@ export function readingsOf(body: unknown): unknown[] {
     throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
   }
   for (const key of Object.keys(body)) {
-    if (key !== 'readings') throw DomainError.invalidParameter(key, ParameterIssue.UnknownField, `${key} is not a field of this request.`);
+    if (key !== 'readings') throw DomainError.invalidParameter(echo(key), ParameterIssue.UnknownField, `${echo(key)} is not a field of this request.`);
   }
   const list = (body as { readings?: unknown }).readings;
   if (list === undefined) throw DomainError.invalidParameter('readings', ParameterIssue.Required, 'readings is required.');
@@ -151,7 +152,8 @@ function schemaError(base: string, error: ErrorObject | undefined): { error: Rej
   const keyword = error?.keyword ?? 'type';
   if (keyword === 'required') return invalid(`${at}.${params.missingProperty}`, ParameterIssue.Required, `${at}.${params.missingProperty} is required.`);
   if (keyword === 'additionalProperties') {
-    const field = `${at}.${params.additionalProperty}`;
+    // The client's own key, cut: 5000 entries of long unknown keys must not come back twice as large.
+    const field = `${at}.${echo(params.additionalProperty ?? '')}`;
     return path === '' && READ_ONLY.has(params.additionalProperty ?? '')
       ? invalid(field, ParameterIssue.ReadOnly, `${field} is set by the server.`)
       : invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a reading.`);
