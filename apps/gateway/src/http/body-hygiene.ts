@@ -31,10 +31,11 @@ export function isStorableText(text: string): boolean {
  * `MAX_BODY_DEPTH` (400 MalformedRequest; validators and class-transformer recurse), the keys
  * `__proto__` and `constructor` anywhere (400 UnknownField), and text with NUL characters or unpaired
  * surrogates, in keys or values (400 InvalidFormat). Fields are named as validation names them
- * (`location.lat`, `tags.3`). Iterative, so a hostile body cannot overflow the stack.
+ * (`location.lat`, `tags.3`), under `basePath` when the value checked is part of a body judged piece by
+ * piece (an entry of `POST /readings`: `readings.3`). Iterative, so a hostile body cannot overflow the stack.
  */
-export function checkBodyHygiene(body: unknown): void {
-  const pending: Pending[] = [{ value: body, path: '', depth: 0 }];
+export function checkBodyHygiene(body: unknown, basePath = ''): void {
+  const pending: Pending[] = [{ value: body, path: basePath, depth: 0 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, path, key, depth } = next;
     if (key !== undefined) checkKey(key.name, path, key.parentPath);

@@ -138,6 +138,14 @@ function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<A
 }
 
 /**
+ * The declared type of a `@Body()` that its handler judges piece by piece, where one bad piece is that
+ * piece's refusal rather than a 400 for the request (`POST /readings`: a bad entry is rejected, the batch
+ * goes on). The pipe passes such a body as parsed (its depth already bounded by the JSON parser); the
+ * handler checks the envelope and runs `checkBodyHygiene` on each piece itself.
+ */
+export abstract class PieceWiseBody {}
+
+/**
  * Validates bodies and list queries against their DTO class: unknown and read-only fields are errors,
  * never dropped.
  * Hostile JSON (too deep, prototype keys, unstorable text) and oversized arrays are refused first,
@@ -145,6 +153,7 @@ function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<A
  */
 class BodyValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype === PieceWiseBody) return value;
     if (metadata.type === 'body') {
       const dto = metadata.metatype === Object ? undefined : metadata.metatype;
       if (dto && (typeof value !== 'object' || value === null || Array.isArray(value))) {

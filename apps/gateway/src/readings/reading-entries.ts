@@ -9,6 +9,7 @@ import {
   type RejectedReading,
 } from '@tracking/contracts';
 import { DATE_TIME_MAX, DATE_TIME_MIN, DomainError, parseDateTime } from '@tracking/core';
+import { checkBodyHygiene } from '../http/body-hygiene.js';
 import { echo } from '../http/echo.js';
 
 /**
@@ -119,6 +120,10 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return invalid(base, ParameterIssue.InvalidFormat, `${base} must be an object.`);
   }
+  // `__proto__`/`constructor` keys and text PostgreSQL cannot store (a NUL, an unpaired surrogate) refuse
+  // this entry, not the batch: the validation pipe leaves this body to this function (`PieceWiseBody`).
+  const unclean = hygieneError(raw, base);
+  if (unclean !== undefined) return unclean;
   if (!validateEntry(raw)) return schemaError(base, validateEntry.errors?.[0]);
   const entry = raw as Raw;
   const hasId = entry.deviceId !== undefined;
@@ -143,6 +148,17 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   if (hasId) result.deviceId = (entry.deviceId as string).toLowerCase();
   else result.serialNumber = entry.serialNumber as string;
   return result;
+}
+
+function hygieneError(raw: object, base: string): { error: RejectedReading['error'] } | undefined {
+  try {
+    checkBodyHygiene(raw, base);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.details === undefined) throw error;
+    const { field, issue } = error.details as { field: string; issue: ParameterIssue };
+    return invalid(field, issue, error.message);
+  }
 }
 
 function schemaError(base: string, error: ErrorObject | undefined): { error: RejectedReading['error'] } {

@@ -18,6 +18,7 @@ import { BULK_BODY_LIMIT_BYTES } from '../config.js';
 import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
+import { PieceWiseBody } from '../http/validation.js';
 import { Permission } from '../identity/roles.js';
 import { RateLimitHooks } from '../protection/rate-limit/rate-limit.hooks.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
@@ -70,7 +71,9 @@ export class ReadingsController {
   })
   async ingest(
     @Scope() scope: AccountScope,
-    @Body() body: unknown,
+    // Not through the validation pipe's checks, which would fail the whole batch for one bad entry:
+    // `readingsOf` judges the envelope, `judgeEntries` each entry on its own.
+    @Body() body: PieceWiseBody,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<IngestResult> {
