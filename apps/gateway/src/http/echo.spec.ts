@@ -12,6 +12,5 @@ describe('echo', () => {
   it('never splits a surrogate pair', () => {
     const cut = echo('a'.repeat(MAX_ECHOED_CHARS - 2) + '\u{1F600}'.repeat(10));
     expect(cut).toBe('a'.repeat(MAX_ECHOED_CHARS - 2) + '\u2026');
-    expect(cut.isWellFormed()).toBe(true);
   });
 });
