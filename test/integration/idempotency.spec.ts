@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -7,6 +8,7 @@ import { createTenant, issueToken, type TestTenant } from '../factories/identity
 import { createShipment } from '../factories/shipment.factory.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { connectOms } from '../support/oms-database.js';
+import { freePort } from '../support/processes.js';
 import { type HttpResult, type RequestOptions, TestStack } from '../support/stack.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -353,6 +355,53 @@ describe('Idempotency-Key on POST', () => {
       expect((await post(shipments, undefined, { body: { name: 'Plain' }, baseUrl: replica })).status).toBe(201);
     });
   });
+  describe('when Redis is slow or a marker expires mid-request', () => {
+    it('withdraws a reservation whose command timed out: a retry after the 503 runs, instead of 409 until the marker expires', async () => {
+      // A Redis of this test alone: CLIENT PAUSE stops every client of the server it is sent to.
+      const port = await freePort();
+      const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const paused = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+      paused.on('error', () => undefined);
+      try {
+        // Polls for the server to accept connections, bounded; no fixed sleep.
+        for (let attempt = 0; paused.status !== 'ready'; attempt++) {
+          if (attempt === 200) throw new Error('the private redis-server did not start');
+          await paused.connect().catch(() => new Promise((resolve) => setTimeout(resolve, 25)));
+        }
+        const replica = await stack.startGatewayReplica({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_COMMAND_TIMEOUT_MS: '100' });
+        expect((await post(shipments, randomUUID(), { body: { name: 'warm' }, baseUrl: replica })).status).toBe(201);
+        const key = randomUUID();
+        const body = { name: `Paused ${key}` };
+        // Write commands (the reservation's script) wait 700 ms: the gateway gives up after 100, Redis runs it later.
+        await paused.call('CLIENT', 'PAUSE', '700', 'WRITE');
+        expectError(await post(shipments, key, { body, baseUrl: replica }), 503, 'ServiceUnavailable');
+        // Returns once the pause is over (a write, paused like the others), after the gateway's commands queued before it.
+        await paused.set('after-the-pause', '1');
+        const retried = await post(shipments, key, { body, baseUrl: replica });
+        expect(retried.status, retried.text).toBe(201);
+        expectReplayOf(await post(shipments, key, { body, baseUrl: replica }), retried);
+      } finally {
+        paused.disconnect();
+        server.kill('SIGKILL');
+      }
+    });
+
+    it('stores the outcome of a request that outlived its in-flight marker, so a retry replays it rather than running again', async () => {
+      const blocker = await blockShipmentInserts(stack);
+      const key = randomUUID();
+      const body = { name: `Outlived ${key}`, tags: [`outlived-${key}`] };
+      const pending = post(shipments, key, { body });
+      await blocker.waitForBlockedRequest();
+      // The marker expires while the request waits (here: removed as its TTL would).
+      await redis.del(record(tenant.applicationId, key));
+      await blocker.release();
+      const first = await pending;
+      expect(first.status).toBe(201);
+      expectReplayOf(await post(shipments, key, { body }), first);
+      expect(await countShipments(`tag=outlived-${key}`)).toBe(1);
+    });
+  });
+
   describe('bounds what an application stores', () => {
     const readingsPath = (who: TestTenant) => `/v1/accounts/${who.accountIds[0]}/readings`;
     /** `count` entries, each refused for an unknown key of `keyLength` characters (distinct keys: they do not compress away). */

@@ -104,19 +104,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
         this.metrics.idempotentReplays.inc();
         return replay(reply, reservation.response);
       case 'acquired':
-        return this.run(record, reservation.owner, reply, next);
+        return this.run(record, reservation.owner, fingerprint, reply, next);
     }
   }
 
   /** Runs the request and stores its outcome, or frees the key when the outcome is not stored. */
-  private async run(record: IdempotencyRecord, owner: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
+  private async run(record: IdempotencyRecord, owner: string, fingerprint: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
     let value: unknown;
     try {
       value = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (error) {
       const stored = storedError(error);
       if (stored) {
-        await this.finish(record, owner, reply, { status: ERROR_STATUS[stored.code], headers: {}, body: JSON.stringify(errorEnvelope(stored)) });
+        await this.finish(record, owner, fingerprint, reply, { status: ERROR_STATUS[stored.code], headers: {}, body: JSON.stringify(errorEnvelope(stored)) });
         throw stored;
       }
       // A gateway timeout leaves the outcome unknown (the service may still commit): the key stays
@@ -124,7 +124,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (!(error instanceof DomainError && error.code === ErrorCode.GatewayTimeout)) await this.free(record, owner);
       throw error;
     }
-    await this.finish(record, owner, reply, {
+    await this.finish(record, owner, fingerprint, reply, {
       status: reply.statusCode,
       headers: outcomeHeaders(reply),
       body: value === undefined ? '' : JSON.stringify(value),
@@ -136,9 +136,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * Stores the outcome; if Redis fails now, the work is done anyway and the client gets its answer. An
    * outcome too large to store, or beyond the application's byte budget, frees the key and says so.
    */
-  private async finish(record: IdempotencyRecord, owner: string, reply: FastifyReply, response: StoredResponse): Promise<void> {
+  private async finish(record: IdempotencyRecord, owner: string, fingerprint: string, reply: FastifyReply, response: StoredResponse): Promise<void> {
     try {
-      const completion = await this.store.complete(record, owner, response);
+      const completion = await this.store.complete(record, owner, fingerprint, response);
       if (completion === 'too-large' || completion === 'over-budget') {
         this.metrics.idempotencyNotStored.inc({ reason: completion });
         reply.header(STORED_HEADER, 'false');

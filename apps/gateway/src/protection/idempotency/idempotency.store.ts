@@ -103,14 +103,16 @@ return nil
 `;
 
 /**
- * Records the response, if this request still owns the record and the application's byte account
- * (KEYS[3]) has room for it; its entry in the index moves to the record's new expiry, its size joins
- * the account. Without room the key is freed instead. KEYS[1] record, KEYS[2] index, KEYS[3] byte
- * account; ARGV[1] owner, ARGV[2] response, ARGV[3] TTL ms, ARGV[4] most bytes.
- * Returns 1 when stored, 2 when freed for want of room, 0 when the request no longer owns the record.
+ * Records the response, if this request still owns the record, or the record is gone (its in-flight
+ * marker expired while the request ran longer: nobody else took the key, and a retry must replay this
+ * outcome rather than run again), and the application's byte account (KEYS[3]) has room for it; its
+ * entry in the index moves to the record's new expiry, its size joins the account. Without room the key
+ * is freed instead. KEYS[1] record, KEYS[2] index, KEYS[3] byte account; ARGV[1] owner, ARGV[2]
+ * response, ARGV[3] TTL ms, ARGV[4] most bytes, ARGV[5] fingerprint.
+ * Returns 1 when stored, 2 when freed for want of room, 0 when another request holds the record.
  */
 const COMPLETE = `
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 ${NOW_MS}
 ${FORGET_EXPIRED}
 local size = string.len(ARGV[2])
@@ -119,7 +121,7 @@ if used + size > tonumber(ARGV[4]) then
   redis.call('DEL', KEYS[1])
   return 2
 end
-redis.call('HSET', KEYS[1], 'state', 'done', 'response', ARGV[2])
+redis.call('HSET', KEYS[1], 'state', 'done', 'fingerprint', ARGV[5], 'response', ARGV[2])
 redis.call('HDEL', KEYS[1], 'owner')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
@@ -162,6 +164,7 @@ declare module 'ioredis' {
       response: string,
       ttlMs: number,
       maxBytes: number,
+      fingerprint: string,
     ): Result<unknown, Context>;
     idempotencyRelease(record: string, index: string, owner: string): Result<unknown, Context>;
   }
@@ -214,10 +217,24 @@ export class IdempotencyStore {
     };
   }
 
-  /** Takes the key for a request, or says why not. Rejects when Redis does not answer. */
+  /**
+   * Takes the key for a request, or says why not. Rejects when Redis does not answer; then the
+   * reservation is withdrawn (`release`, sent on the same connection, so after the reservation): a
+   * command that timed out on this side still runs in Redis, and would hold the key as running until
+   * its marker expires, every retry getting 409 IdempotencyKeyInUse meanwhile.
+   */
   async reserve(record: IdempotencyRecord, fingerprint: string): Promise<Reservation> {
     this.requireRedis();
     const owner = randomUUID();
+    try {
+      return await this.tryReserve(record, fingerprint, owner);
+    } catch (error) {
+      this.redis.client.idempotencyRelease(record.key, record.index, owner).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async tryReserve(record: IdempotencyRecord, fingerprint: string, owner: string): Promise<Reservation> {
     const reply = await this.redis.client.idempotencyReserve(
       record.key,
       record.index,
@@ -244,14 +261,14 @@ export class IdempotencyStore {
    * Stores the outcome for replay, unless its stored form is larger than `maxResponseBytes` or the
    * application's byte account has no room for it: then the key is freed (a retry runs again).
    */
-  async complete(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<Completion> {
+  async complete(record: IdempotencyRecord, owner: string, fingerprint: string, response: StoredResponse): Promise<Completion> {
     const sealed = await sealResponse(record, response);
     if (sealed.length > this.maxResponseBytes) {
       await this.release(record, owner);
       return 'too-large';
     }
     this.requireRedis();
-    const done = await this.redis.client.idempotencyComplete(record.key, record.index, record.sizes, owner, sealed, KEEP_RESPONSE_MS, this.maxBytes);
+    const done = await this.redis.client.idempotencyComplete(record.key, record.index, record.sizes, owner, sealed, KEEP_RESPONSE_MS, this.maxBytes, fingerprint);
     return done === 1 ? 'stored' : done === 2 ? 'over-budget' : 'not-owner';
   }
 
