@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
+import { webhookNotice, webhookSettings } from './start-webhooks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const port = Number(process.env.PORT ?? 3000);
@@ -48,8 +49,7 @@ function run(name) {
     HOST: process.env.HOST ?? '127.0.0.1',
     OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1',
     // Local development: webhooks may reach http:// receivers on this machine (both are off in production).
-    WEBHOOK_ALLOW_INSECURE: process.env.WEBHOOK_ALLOW_INSECURE ?? 'true',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: process.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? 'true',
+    ...webhookSettings(process.env),
   };
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
@@ -203,7 +203,7 @@ if (credentials) {
   say(`Demo tenant ${tenantId}, account ${accountId}`);
   say(`Demo Admin application ${applicationId}, secret ${applicationSecret}`);
   say(`(credentials kept in ${credentialsFile})`);
-  say('Webhooks may target http:// and local addresses here (WEBHOOK_ALLOW_INSECURE and WEBHOOK_ALLOW_PRIVATE_NETWORKS are true for npm start, false by default).');
+  say(webhookNotice(process.env));
   say('List the demo shipments:');
   process.stdout.write(`\n${curl}\n\n`);
 } else {

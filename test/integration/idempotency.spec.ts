@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -7,6 +8,7 @@ import { createTenant, issueToken, type TestTenant } from '../factories/identity
 import { createShipment } from '../factories/shipment.factory.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { connectOms } from '../support/oms-database.js';
+import { freePort } from '../support/processes.js';
 import { type HttpResult, type RequestOptions, TestStack } from '../support/stack.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -102,7 +104,7 @@ describe('Idempotency-Key on POST', () => {
       const first = await post(shipments, key, { body });
       expect(first.status).toBe(201);
       const stored = await redis.hget(record(tenant.applicationId, key), 'response');
-      expect(stored).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(stored).toMatch(/^v2\.[\w-]+\.[\w-]+\.[\w-]+$/);
       expect(stored).not.toContain(first.body.id);
       expectReplayOf(await post(shipments, key, { body }), first);
     });
@@ -353,6 +355,148 @@ describe('Idempotency-Key on POST', () => {
       expect((await post(shipments, undefined, { body: { name: 'Plain' }, baseUrl: replica })).status).toBe(201);
     });
   });
+  describe('when Redis is slow or a marker expires mid-request', () => {
+    it('withdraws a reservation whose command timed out: a retry after the 503 runs, instead of 409 until the marker expires', async () => {
+      // A Redis of this test alone: CLIENT PAUSE stops every client of the server it is sent to.
+      const port = await freePort();
+      const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const paused = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+      paused.on('error', () => undefined);
+      try {
+        // Polls for the server to accept connections, bounded; no fixed sleep.
+        for (let attempt = 0; paused.status !== 'ready'; attempt++) {
+          if (attempt === 200) throw new Error('the private redis-server did not start');
+          await paused.connect().catch(() => new Promise((resolve) => setTimeout(resolve, 25)));
+        }
+        const replica = await stack.startGatewayReplica({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_COMMAND_TIMEOUT_MS: '100' });
+        expect((await post(shipments, randomUUID(), { body: { name: 'warm' }, baseUrl: replica })).status).toBe(201);
+        const key = randomUUID();
+        const body = { name: `Paused ${key}` };
+        // Write commands (the reservation's script) wait 700 ms: the gateway gives up after 100, Redis runs it later.
+        await paused.call('CLIENT', 'PAUSE', '700', 'WRITE');
+        expectError(await post(shipments, key, { body, baseUrl: replica }), 503, 'ServiceUnavailable');
+        // Returns once the pause is over (a write, paused like the others), after the gateway's commands queued before it.
+        await paused.set('after-the-pause', '1');
+        const retried = await post(shipments, key, { body, baseUrl: replica });
+        expect(retried.status, retried.text).toBe(201);
+        expectReplayOf(await post(shipments, key, { body, baseUrl: replica }), retried);
+      } finally {
+        paused.disconnect();
+        server.kill('SIGKILL');
+      }
+    });
+
+    it('stores the outcome of a request that outlived its in-flight marker, so a retry replays it rather than running again', async () => {
+      const blocker = await blockShipmentInserts(stack);
+      const key = randomUUID();
+      const body = { name: `Outlived ${key}`, tags: [`outlived-${key}`] };
+      const pending = post(shipments, key, { body });
+      await blocker.waitForBlockedRequest();
+      // The marker expires while the request waits (here: removed as its TTL would).
+      await redis.del(record(tenant.applicationId, key));
+      await blocker.release();
+      const first = await pending;
+      expect(first.status).toBe(201);
+      expectReplayOf(await post(shipments, key, { body }), first);
+      expect(await countShipments(`tag=outlived-${key}`)).toBe(1);
+    });
+  });
+
+  describe('bounds what an application stores', () => {
+    const readingsPath = (who: TestTenant) => `/v1/accounts/${who.accountIds[0]}/readings`;
+    /** `count` entries, each refused for an unknown key of `keyLength` characters (distinct keys: they do not compress away). */
+    const unknownKeyEntries = (count: number, keyLength: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        deviceId: randomUUID(),
+        recordedAt: '2026-01-01T00:00:00Z',
+        temperatureC: 1,
+        [`${index}-${randomUUID()}`.padEnd(keyLength, 'k')]: 1,
+      }));
+
+    it('a 4 MB readings batch of long unknown keys: keys echoed cut, the answer stored compressed, replayed as sent', async () => {
+      const key = randomUUID();
+      const body = { readings: unknownKeyEntries(5000, 700) };
+      const sent = await post(readingsPath(tenant), key, { body });
+      expect(sent.status).toBe(200);
+      const used = Number(await redis.call('MEMORY', 'USAGE', record(tenant.applicationId, key)));
+      console.info(`body ${JSON.stringify(body).length} B, answer ${sent.text.length} B, record ${used} B in Redis`);
+      const first = sent.body.rejected[4999];
+      expect(first.error.details.issue).toBe('UnknownField');
+      // `readings.4999.` and the key cut to 64 characters, the last of them the mark of the cut.
+      expect(first.error.details.field).toMatch(/^readings\.4999\.4999-[0-9a-f-]{36}k{22}\u2026$/);
+      expect(sent.text.length).toBeLessThan(JSON.stringify(body).length / 2);
+      expect(used).toBeLessThan(256 * 1024);
+      expectReplayOf(await post(readingsPath(tenant), key, { body }), sent);
+    });
+
+    it('an answer larger than IDEMPOTENCY_MAX_RESPONSE_BYTES is sent, not stored: Idempotent-Stored false, the key free again', async () => {
+      const replica = await stack.startGatewayReplica({ IDEMPOTENCY_MAX_RESPONSE_BYTES: '2048' });
+      const key = randomUUID();
+      const body = { readings: unknownKeyEntries(200, 64) };
+      const sent = await post(readingsPath(tenant), key, { body, baseUrl: replica });
+      expect(sent.status).toBe(200);
+      expect(sent.body.rejected).toHaveLength(200);
+      expect(sent.headers.get('idempotent-stored')).toBe('false');
+      expect(await redis.exists(record(tenant.applicationId, key))).toBe(0);
+      const again = await post(readingsPath(tenant), key, { body, baseUrl: replica });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      expect(again.headers.get('idempotent-stored')).toBe('false');
+      // A small answer under the same settings is stored and replayed as before.
+      const small = await post(shipments, randomUUID(), { body: { name: 'small' }, baseUrl: replica });
+      expect(small.status).toBe(201);
+      expect(small.headers.get('idempotent-stored')).toBeNull();
+    });
+
+    it('at most IDEMPOTENCY_MAX_BYTES_PER_APPLICATION of stored answers per application: then 429 until the oldest expires', async () => {
+      const budget = 4096;
+      const capped = await createTenant(stack);
+      const other = await createTenant(stack);
+      // Each answer stored takes about 400 bytes; a new key needs room for one of the largest (1024).
+      const replica = await stack.startGatewayReplica({
+        IDEMPOTENCY_MAX_BYTES_PER_APPLICATION: String(budget),
+        IDEMPOTENCY_MAX_RESPONSE_BYTES: '1024',
+      });
+      const path = (who: TestTenant) => `/v1/accounts/${who.accountIds[0]}/shipments`;
+      const send = (who: TestTenant, key: string | undefined, name: string) =>
+        post(path(who), key, { body: { name }, token: who.token, baseUrl: replica });
+      const sizes = stack.gateway.get(IdempotencyStore).recordKey(capped.applicationId, 'any').sizes;
+
+      const keys: string[] = [];
+      let refused: HttpResult | undefined;
+      for (let i = 0; i < 40 && refused === undefined; i++) {
+        const key = randomUUID();
+        const answer = await send(capped, key, `budget ${i}`);
+        if (answer.status === 429) refused = answer;
+        else {
+          expect(answer.status).toBe(201);
+          expect(answer.headers.get('idempotent-stored')).toBeNull();
+          keys.push(key);
+        }
+        expect(Number(await redis.hget(sizes, 'total'))).toBeLessThanOrEqual(budget);
+      }
+      expect(refused).toBeDefined();
+      expectError(refused!, 429, 'RateLimitExceeded', { policy: 'idempotency-bytes', limit: budget });
+      expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(DAY_MS / 1000 - 60);
+      expect(keys.length).toBeGreaterThan(1);
+
+      expect((await send(capped, keys[0], 'budget 0')).headers.get('idempotent-replayed')).toBe('true');
+      expect((await send(capped, undefined, 'without a key')).status).toBe(201);
+      expect((await send(other, randomUUID(), 'another application')).status).toBe(201);
+
+      // Once the oldest records have expired (here: their index entries dated past), their bytes are free again.
+      for (const key of keys.slice(0, 3)) {
+        const oldest = stack.gateway.get(IdempotencyStore).recordKey(capped.applicationId, key);
+        await redis.del(oldest.key);
+        await redis.zadd(oldest.index, 1, oldest.key);
+      }
+      const after = await send(capped, randomUUID(), 'after the oldest expired');
+      expect(after.status).toBe(201);
+      expect(after.headers.get('idempotent-stored')).toBeNull();
+      expect(Number(await redis.hget(sizes, 'total'))).toBeLessThanOrEqual(budget);
+    });
+  });
+
   describe('at most IDEMPOTENCY_MAX_KEYS_PER_APPLICATION keys per application', () => {
     const MAX_KEYS = 3;
 

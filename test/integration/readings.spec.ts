@@ -220,6 +220,28 @@ describe('readings', () => {
       expect(await allReadings(own.id)).toHaveLength(ENTRY_CASES.length + 1);
     });
 
+    it('judges an entry with a NUL, a lone surrogate or a __proto__ key on its own: rejected with its field, the batch goes on', async () => {
+      const own = await newDevice();
+      const good = () => JSON.stringify({ deviceId: own.id, recordedAt: nextTime(), temperatureC: 1 });
+      // Spliced in as text: JSON.stringify cannot write an own `__proto__` key, nor a lone surrogate as itself.
+      const bad: [string, string, string][] = [
+        [`{"serialNumber":"nul\\u0000inside","recordedAt":"${nextTime()}","temperatureC":1}`, 'readings.1.serialNumber', 'InvalidFormat'],
+        [`{"serialNumber":"lone \\ud800 high","recordedAt":"${nextTime()}","temperatureC":1}`, 'readings.3.serialNumber', 'InvalidFormat'],
+        [`{"deviceId":"${own.id}","recordedAt":"${nextTime()}","temperatureC":1,"__proto__":{"polluted":"yes"}}`, 'readings.5.__proto__', 'UnknownField'],
+        [`{"deviceId":"${own.id}","recordedAt":"${nextTime()}","location":{"lat":1,"lng":2,"constructor":{}},"temperatureC":1}`, 'readings.7.location.constructor', 'UnknownField'],
+        [`{"deviceId":"${own.id}","recordedAt":"${nextTime()}","temperatureC":1,"key\\u0000":1}`, 'readings.9', 'InvalidFormat'],
+      ];
+      const raw = `{"readings":[${bad.flatMap(([entry]) => [good(), entry]).join(',')},${good()}]}`;
+      const response = await stack.request('POST', `${base}/readings`, { token: tenant.token, rawBody: raw, headers: { 'content-type': 'application/json' } });
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.accepted).toBe(bad.length + 1);
+      expect(response.body.rejected).toEqual(
+        bad.map(([, field, issue], i) => ({ index: 2 * i + 1, error: { code: 'InvalidParameter', message: expect.any(String), details: { field, issue } } })),
+      );
+      expect(await allReadings(own.id)).toHaveLength(bad.length + 1);
+      expect(Object.prototype).not.toHaveProperty('polluted');
+    });
+
     it("rejects unknown, retired and other accounts' devices entry by entry (DeviceNotExists, DeviceRetired)", async () => {
       const own = await newDevice();
       const retired = await newDevice();

@@ -50,6 +50,14 @@ export const gatewayConfigSchema = {
    * key beyond it is refused with 429 until the oldest expires.
    */
   IDEMPOTENCY_MAX_KEYS_PER_APPLICATION: env.int({ default: 10000, min: 1, max: 10000000 }),
+  /**
+   * Bytes of stored responses one application may hold at once (as Redis keeps them: compressed and
+   * sealed); a new key once they are reached is refused with 429, an outcome that would exceed them is
+   * not stored (docs/operations-limits.md, "Idempotency keys per application").
+   */
+  IDEMPOTENCY_MAX_BYTES_PER_APPLICATION: env.int({ default: 32 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 * 1024 }),
+  /** The largest response stored for replay (compressed and sealed); a larger one is answered but not stored. */
+  IDEMPOTENCY_MAX_RESPONSE_BYTES: env.int({ default: 256 * 1024, min: 1024, max: 64 * 1024 * 1024 }),
   /** Per application (the token's `sub`), on every request with a valid token. */
   RATE_LIMIT_APPLICATION: rateLimitSetting({ default: '100/1s burst 200' }),
   /** Per client address, on requests without a valid token (401s, JWKS, unknown routes). */

@@ -11,6 +11,8 @@ import { registerHttpMetrics } from './health/http-metrics.js';
 import { assertApiControllers } from './http/api-controller.js';
 import { HttpErrorFilter } from './http/error.filter.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { registerBodyAdmission } from './http/body-admission.js';
+import { AccessService } from './identity/access.service.js';
 import { Authenticator } from './auth/authenticator.js';
 import { configureFastify, fastifyOptions } from './http/fastify-setup.js';
 import { createValidationPipe } from './http/validation.js';
@@ -41,6 +43,7 @@ export async function startGateway(
   metrics.include(app.get(ProtectionMetrics).registry);
   app.get(RateLimitHooks).register(app.getHttpAdapter().getInstance());
   app.get(Authenticator).registerBeforeBody(app.getHttpAdapter().getInstance());
+  registerBodyAdmission(app.getHttpAdapter().getInstance(), app.get(ModulesContainer), app.get(Authenticator), app.get(AccessService));
   const protection = app.get(ProtectionMetrics);
   registerJsonParser(app.getHttpAdapter().getInstance(), (outcome) => protection.jsonBodies.inc({ outcome }));
   app.useGlobalFilters(new HttpErrorFilter(logger));

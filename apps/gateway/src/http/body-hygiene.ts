@@ -1,5 +1,6 @@
 import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
+import { echo } from './echo.js';
 
 /**
  * Levels of objects and arrays, the body itself counting as one: far more than any request of the API
@@ -30,10 +31,11 @@ export function isStorableText(text: string): boolean {
  * `MAX_BODY_DEPTH` (400 MalformedRequest; validators and class-transformer recurse), the keys
  * `__proto__` and `constructor` anywhere (400 UnknownField), and text with NUL characters or unpaired
  * surrogates, in keys or values (400 InvalidFormat). Fields are named as validation names them
- * (`location.lat`, `tags.3`). Iterative, so a hostile body cannot overflow the stack.
+ * (`location.lat`, `tags.3`), under `basePath` when the value checked is part of a body judged piece by
+ * piece (an entry of `POST /readings`: `readings.3`). Iterative, so a hostile body cannot overflow the stack.
  */
-export function checkBodyHygiene(body: unknown): void {
-  const pending: Pending[] = [{ value: body, path: '', depth: 0 }];
+export function checkBodyHygiene(body: unknown, basePath = ''): void {
+  const pending: Pending[] = [{ value: body, path: basePath, depth: 0 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, path, key, depth } = next;
     if (key !== undefined) checkKey(key.name, path, key.parentPath);
@@ -48,7 +50,8 @@ export function checkBodyHygiene(body: unknown): void {
     }
     // Pushed in reverse, so that fields are checked in document order and the first offender is reported.
     for (const [name, child] of Object.entries(value).reverse()) {
-      const childPath = path ? `${path}.${name}` : name;
+      // Names are the client's own keys: a path repeats each cut (`echo`).
+      const childPath = path ? `${path}.${echo(name)}` : echo(name);
       const childKey = Array.isArray(value) ? undefined : { name, parentPath: path };
       pending.push({ value: child, path: childPath, key: childKey, depth: depth + 1 });
     }

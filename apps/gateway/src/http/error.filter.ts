@@ -4,6 +4,7 @@ import { ERROR_STATUS, ErrorCode, type ErrorBody } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
 import { isDatabaseUnavailable } from '@tracking/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { echo, MAX_ENVELOPE_FIELD_CHARS, MAX_ENVELOPE_MESSAGE_CHARS } from './echo.js';
 import { RepeatedLog } from './repeated-log.js';
 
 /** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */
@@ -13,15 +14,25 @@ export function sendError(reply: FastifyReply, error: DomainError): FastifyReply
   return reply.status(status).send(errorEnvelope(error));
 }
 
-/** The body `sendError` sends for `error`; an error without an `id` gets a new one. */
+/**
+ * The body `sendError` sends for `error`; an error without an `id` gets a new one. The message and the
+ * string details are cut (`echo`): whatever the client sent that an error repeats, the envelope stays small.
+ */
 export function errorEnvelope(error: DomainError): { error: ErrorBody | Pick<ErrorBody, 'code' | 'message'> } {
+  const message = echo(error.message, MAX_ENVELOPE_MESSAGE_CHARS);
   if (error.code === ErrorCode.Unauthorized) {
     // The specification's 401: code and message only, no id, no details.
-    return { error: { code: error.code, message: error.message } };
+    return { error: { code: error.code, message } };
   }
-  const body: ErrorBody = { id: error.id ?? randomUUID(), code: error.code, message: error.message };
-  if (error.details !== undefined && ERROR_STATUS[error.code] < 500) body.details = error.details;
+  const body: ErrorBody = { id: error.id ?? randomUUID(), code: error.code, message };
+  if (error.details !== undefined && ERROR_STATUS[error.code] < 500) body.details = boundedDetails(error.details);
   return { error: body };
+}
+
+function boundedDetails(details: NonNullable<ErrorBody['details']>): NonNullable<ErrorBody['details']> {
+  const bounded: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(details)) bounded[name] = typeof value === 'string' ? echo(value, MAX_ENVELOPE_FIELD_CHARS) : value;
+  return bounded as NonNullable<ErrorBody['details']>;
 }
 
 /** Maps Fastify's own errors (body parsing, limits) to domain errors; anything unknown to `undefined`. */

@@ -7,6 +7,7 @@ import { PageQuery } from '../paging/page-query.js';
 import { StrictQuery } from './strict-query.js';
 import { QUERY_RULE_ISSUES } from '../paging/query-rules.js';
 import { checkBodyHygiene, isStorableText } from './body-hygiene.js';
+import { echo } from './echo.js';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
@@ -64,7 +65,8 @@ const RANGE_CONSTRAINTS: ReadonlySet<string> = new Set([
 export function toInvalidParameter(errors: ValidationError[], parentPath = ''): DomainError {
   const error = errors[0];
   if (!error) return DomainError.invalidParameter('body', ParameterIssue.InvalidFormat, 'The request body is not valid.');
-  const field = parentPath ? `${parentPath}.${error.property}` : error.property;
+  // The property is the client's own key when it is unknown: repeated cut (`echo`), not whole.
+  const field = parentPath ? `${parentPath}.${echo(error.property)}` : echo(error.property);
   if (error.children?.length && !error.constraints) return toInvalidParameter(error.children, field);
   const constraints = error.constraints ?? {};
   if ('whitelistValidation' in constraints || READ_ONLY_RULE in constraints) {
@@ -136,6 +138,14 @@ function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<A
 }
 
 /**
+ * The declared type of a `@Body()` that its handler judges piece by piece, where one bad piece is that
+ * piece's refusal rather than a 400 for the request (`POST /readings`: a bad entry is rejected, the batch
+ * goes on). The pipe passes such a body as parsed (its depth already bounded by the JSON parser); the
+ * handler checks the envelope and runs `checkBodyHygiene` on each piece itself.
+ */
+export abstract class PieceWiseBody {}
+
+/**
  * Validates bodies and list queries against their DTO class: unknown and read-only fields are errors,
  * never dropped.
  * Hostile JSON (too deep, prototype keys, unstorable text) and oversized arrays are refused first,
@@ -143,6 +153,7 @@ function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<A
  */
 class BodyValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype === PieceWiseBody) return value;
     if (metadata.type === 'body') {
       const dto = metadata.metatype === Object ? undefined : metadata.metatype;
       if (dto && (typeof value !== 'object' || value === null || Array.isArray(value))) {

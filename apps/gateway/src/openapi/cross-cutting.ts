@@ -102,6 +102,13 @@ const RESPONSE_HEADERS: Record<string, HeaderObject> = {
     description: 'Present on a replay: the stored response to an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] },
   },
+  'Idempotent-Stored': {
+    description:
+      'Present, false, when the outcome of a keyed request was not stored for replay (its stored form is larger than the ' +
+      "gateway's limit, 256 KiB by default, or the application's byte budget has no room): the key is free again, a retry " +
+      'with it runs the request again.',
+    schema: { type: 'string', enum: ['false'] },
+  },
 };
 
 const REQUEST_HEADERS = {
@@ -119,7 +126,8 @@ const REQUEST_HEADERS = {
     description:
       'Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another ' +
       'request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. ' +
-      'Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).',
+      'Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding ' +
+      'too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
     example: 'order-4711-create',
   },
@@ -288,7 +296,7 @@ function headerNames(
   if (status === 429 || status === 503 || status === 202 || followsOperation || codes.has(ErrorCode.IdempotencyKeyInUse)) {
     names.push('Retry-After');
   }
-  if (facts.keyed && status < 300) names.push('Idempotent-Replayed');
+  if (facts.keyed && status < 300) names.push('Idempotent-Replayed', 'Idempotent-Stored');
   return names;
 }
 

@@ -41,4 +41,12 @@ export class ProtectionMetrics {
     help: 'POST requests answered with the stored response of an earlier request with the same Idempotency-Key.',
     registers: [this.registry],
   });
+
+  /** Outcomes of keyed POSTs answered but not stored (`Idempotent-Stored: false`). */
+  readonly idempotencyNotStored = new Counter({
+    name: 'gateway_idempotency_not_stored_total',
+    help: 'Outcomes of keyed POSTs answered but not stored, by reason: too-large (IDEMPOTENCY_MAX_RESPONSE_BYTES), over-budget (IDEMPOTENCY_MAX_BYTES_PER_APPLICATION).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
 }

@@ -9,6 +9,8 @@ import {
   type RejectedReading,
 } from '@tracking/contracts';
 import { DATE_TIME_MAX, DATE_TIME_MIN, DomainError, parseDateTime } from '@tracking/core';
+import { checkBodyHygiene } from '../http/body-hygiene.js';
+import { echo } from '../http/echo.js';
 
 /**
  * Validation of `POST /readings` bodies (docs/readings.md, "Validation"). The envelope is checked as a
@@ -79,7 +81,7 @@ export function readingsOf(body: unknown): unknown[] {
     throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
   }
   for (const key of Object.keys(body)) {
-    if (key !== 'readings') throw DomainError.invalidParameter(key, ParameterIssue.UnknownField, `${key} is not a field of this request.`);
+    if (key !== 'readings') throw DomainError.invalidParameter(echo(key), ParameterIssue.UnknownField, `${echo(key)} is not a field of this request.`);
   }
   const list = (body as { readings?: unknown }).readings;
   if (list === undefined) throw DomainError.invalidParameter('readings', ParameterIssue.Required, 'readings is required.');
@@ -118,6 +120,10 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return invalid(base, ParameterIssue.InvalidFormat, `${base} must be an object.`);
   }
+  // `__proto__`/`constructor` keys and text PostgreSQL cannot store (a NUL, an unpaired surrogate) refuse
+  // this entry, not the batch: the validation pipe leaves this body to this function (`PieceWiseBody`).
+  const unclean = hygieneError(raw, base);
+  if (unclean !== undefined) return unclean;
   if (!validateEntry(raw)) return schemaError(base, validateEntry.errors?.[0]);
   const entry = raw as Raw;
   const hasId = entry.deviceId !== undefined;
@@ -144,6 +150,17 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   return result;
 }
 
+function hygieneError(raw: object, base: string): { error: RejectedReading['error'] } | undefined {
+  try {
+    checkBodyHygiene(raw, base);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.details === undefined) throw error;
+    const { field, issue } = error.details as { field: string; issue: ParameterIssue };
+    return invalid(field, issue, error.message);
+  }
+}
+
 function schemaError(base: string, error: ErrorObject | undefined): { error: RejectedReading['error'] } {
   const path = (error?.instancePath ?? '').split('/').filter(Boolean).join('.');
   const at = path === '' ? base : `${base}.${path}`;
@@ -151,7 +168,8 @@ function schemaError(base: string, error: ErrorObject | undefined): { error: Rej
   const keyword = error?.keyword ?? 'type';
   if (keyword === 'required') return invalid(`${at}.${params.missingProperty}`, ParameterIssue.Required, `${at}.${params.missingProperty} is required.`);
   if (keyword === 'additionalProperties') {
-    const field = `${at}.${params.additionalProperty}`;
+    // The client's own key, cut: 5000 entries of long unknown keys must not come back twice as large.
+    const field = `${at}.${echo(params.additionalProperty ?? '')}`;
     return path === '' && READ_ONLY.has(params.additionalProperty ?? '')
       ? invalid(field, ParameterIssue.ReadOnly, `${field} is set by the server.`)
       : invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a reading.`);

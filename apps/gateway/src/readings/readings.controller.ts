@@ -18,6 +18,7 @@ import { BULK_BODY_LIMIT_BYTES } from '../config.js';
 import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
 import { ResourceIdPipe } from '../http/resource-id.pipe.js';
+import { PieceWiseBody } from '../http/validation.js';
 import { Permission } from '../identity/roles.js';
 import { IngestAdmission } from '../protection/ingest-admission/ingest-admission.js';
 import { RateLimitHooks } from '../protection/rate-limit/rate-limit.hooks.js';
@@ -76,7 +77,9 @@ export class ReadingsController {
   })
   async ingest(
     @Scope() scope: AccountScope,
-    @Body() body: unknown,
+    // Not through the validation pipe's checks, which would fail the whole batch for one bad entry:
+    // `readingsOf` judges the envelope, `judgeEntries` each entry on its own.
+    @Body() body: PieceWiseBody,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<IngestResult> {

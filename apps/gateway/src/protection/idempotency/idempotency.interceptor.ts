@@ -13,8 +13,16 @@ import { readIdempotencyKey, requestFingerprint } from './request-fingerprint.js
 
 /** `details.policy` of the 429 for an application holding too many idempotency keys. */
 export const IDEMPOTENCY_KEYS_POLICY = 'idempotency-keys';
+/** `details.policy` of the 429 for an application whose stored responses fill its byte budget. */
+export const IDEMPOTENCY_BYTES_POLICY = 'idempotency-bytes';
 /** Set on a replayed response. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/**
+ * `Idempotent-Stored: false` on the response to a keyed POST whose outcome was not stored (larger than
+ * IDEMPOTENCY_MAX_RESPONSE_BYTES, or beyond the application's byte budget): the key is free again, and a
+ * retry with it runs the request again.
+ */
+export const STORED_HEADER = 'Idempotent-Stored';
 /** The response headers that are part of an outcome and replayed with it. */
 const REPLAYED_HEADERS = ['location', 'etag'] as const;
 /**
@@ -74,6 +82,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
       case 'full': {
         const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
         reply.header('Retry-After', String(seconds));
+        if (reservation.limit === 'bytes') {
+          throw new DomainError(
+            ErrorCode.RateLimitExceeded,
+            `The responses this application's idempotency keys keep fill its ${this.store.maxBytes} bytes; retry after the ` +
+              'Retry-After delay, when the oldest expires, or send the request without a key.',
+            { policy: IDEMPOTENCY_BYTES_POLICY, limit: this.store.maxBytes },
+          );
+        }
         throw new DomainError(
           ErrorCode.RateLimitExceeded,
           `This application holds ${this.store.maxKeys} idempotency keys, the most it may; retry after the Retry-After delay, ` +
@@ -88,19 +104,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
         this.metrics.idempotentReplays.inc();
         return replay(reply, reservation.response);
       case 'acquired':
-        return this.run(record, reservation.owner, reply, next);
+        return this.run(record, reservation.owner, fingerprint, reply, next);
     }
   }
 
   /** Runs the request and stores its outcome, or frees the key when the outcome is not stored. */
-  private async run(record: IdempotencyRecord, owner: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
+  private async run(record: IdempotencyRecord, owner: string, fingerprint: string, reply: FastifyReply, next: CallHandler): Promise<unknown> {
     let value: unknown;
     try {
       value = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (error) {
       const stored = storedError(error);
       if (stored) {
-        await this.finish(record, owner, { status: ERROR_STATUS[stored.code], headers: {}, body: JSON.stringify(errorEnvelope(stored)) });
+        await this.finish(record, owner, fingerprint, reply, { status: ERROR_STATUS[stored.code], headers: {}, body: JSON.stringify(errorEnvelope(stored)) });
         throw stored;
       }
       // A gateway timeout leaves the outcome unknown (the service may still commit): the key stays
@@ -108,7 +124,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (!(error instanceof DomainError && error.code === ErrorCode.GatewayTimeout)) await this.free(record, owner);
       throw error;
     }
-    await this.finish(record, owner, {
+    await this.finish(record, owner, fingerprint, reply, {
       status: reply.statusCode,
       headers: outcomeHeaders(reply),
       body: value === undefined ? '' : JSON.stringify(value),
@@ -116,10 +132,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return value;
   }
 
-  /** Stores the outcome; if Redis fails now, the work is done anyway and the client gets its answer. */
-  private async finish(record: IdempotencyRecord, owner: string, response: StoredResponse): Promise<void> {
+  /**
+   * Stores the outcome; if Redis fails now, the work is done anyway and the client gets its answer. An
+   * outcome too large to store, or beyond the application's byte budget, frees the key and says so.
+   */
+  private async finish(record: IdempotencyRecord, owner: string, fingerprint: string, reply: FastifyReply, response: StoredResponse): Promise<void> {
     try {
-      await this.store.complete(record, owner, response);
+      const completion = await this.store.complete(record, owner, fingerprint, response);
+      if (completion === 'too-large' || completion === 'over-budget') {
+        this.metrics.idempotencyNotStored.inc({ reason: completion });
+        reply.header(STORED_HEADER, 'false');
+      }
     } catch (error) {
       this.reportFailure(error, 'the outcome of a keyed POST was not stored: Redis did not answer');
     }
