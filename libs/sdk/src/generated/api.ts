@@ -2427,7 +2427,7 @@ export interface components {
         /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
         RequestId: string;
         /**
-         * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+         * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
          * @example order-4711-create
          */
         IdempotencyKey: string;
@@ -2466,6 +2466,8 @@ export interface components {
         ETag: string;
         /** @description Present on a replay: the stored response to an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description Present, false, when the outcome of a keyed request was not stored for replay (its stored form is larger than the gateway's limit, 256 KiB by default, or the application's byte budget has no room): the key is free again, a retry with it runs the request again. */
+        "Idempotent-Stored": "false";
     };
     pathItems: never;
 }
@@ -2798,7 +2800,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2824,6 +2826,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,7 +3210,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3229,6 +3232,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3325,7 +3329,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3347,6 +3351,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3443,7 +3448,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3465,6 +3470,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3561,7 +3567,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3583,6 +3589,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3754,7 +3761,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3780,6 +3787,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,7 +4236,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4256,6 +4264,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4751,7 +4760,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4781,6 +4790,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5272,7 +5282,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5298,6 +5308,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,7 +5692,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5703,6 +5714,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6088,7 +6100,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6115,6 +6127,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6175,7 +6188,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6202,6 +6215,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6520,7 +6534,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6541,6 +6555,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6623,7 +6638,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6648,6 +6663,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7114,7 +7130,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7142,6 +7158,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7523,7 +7540,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7547,6 +7564,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7619,7 +7637,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7640,6 +7658,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7710,7 +7729,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7733,6 +7752,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7895,7 +7915,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7919,6 +7939,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8160,7 +8181,7 @@ export interface operations {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key).
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
                  * @example order-4711-create
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8181,6 +8202,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
                 };
                 content?: never;
