@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@tracking/core';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, it } from 'vitest';
 import { IntervalJob, SCHEDULER_CHECK_MIN_MS } from '../../apps/oms/src/scheduling/interval-job.js';
 import { eventually } from '../support/eventually.js';
 import { OwnRedisServer } from '../support/redis-server.js';

@@ -48,7 +48,7 @@ export class IntervalJob {
     const prefix = queuePrefix(config);
     this.queue = new Queue(name, { connection: this.connection, prefix });
     this.queue.on('error', () => undefined);
-    await this.upsert();
+    await this.upsert(this.queue);
     this.worker = new Worker(name, run, { connection: this.connection, prefix, concurrency: 1 });
     this.worker.on('error', (error) => logger.warn({ err: error }, `${what} worker error`));
     this.worker.on('failed', (_job, error) => logger.warn({ err: error }, `${what} failed; it runs again at the next interval`));
@@ -58,9 +58,9 @@ export class IntervalJob {
     this.check.unref();
   }
 
-  private upsert(): Promise<unknown> {
+  private upsert(queue: Queue): Promise<unknown> {
     const { queue: name, everyMs } = this.options;
-    return this.queue!.upsertJobScheduler(name, { every: everyMs }, { name: 'run', opts: { removeOnComplete: true, removeOnFail: 100 } });
+    return queue.upsertJobScheduler(name, { every: everyMs }, { name: 'run', opts: { removeOnComplete: true, removeOnFail: 100 } });
   }
 
   /** Puts the job scheduler back if Redis lost it (or its next job); one check at a time. */
@@ -78,7 +78,7 @@ export class IntervalJob {
       const next = scheduler?.next;
       if (next !== undefined && (await queue.getJobState(`repeat:${name}:${next}`)) !== 'unknown') return;
       if (this.stopped) return;
-      await this.upsert();
+      await this.upsert(queue);
       logger.warn({ queue: name }, `${what}: its job scheduler was gone from Redis (restarted without its data or flushed); set it again`);
     } catch (error) {
       if (!this.stopped) logger.warn({ err: error, queue: name }, `${what}: cannot check its job scheduler in Redis; checking again later`);
