@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetStreamName } from '@tracking/contracts';
 import { createLogger } from '@tracking/core';
 import { DurableConsumer, ensureStream, type StreamSettings } from '@tracking/outbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { connectTestNats, deleteStreams } from '../support/jetstream.js';
 
 /**
@@ -139,5 +140,81 @@ describe('a durable consumer', () => {
       expect(most).toBe(expected);
       expect([...seen].sort()).toEqual(Array.from({ length: 6 }, (_, i) => `${tag}${i}`));
     }
+  });
+
+  it('ordered: hands a failed batch again before any later message', async () => {
+    const durable = jetStreamName(prefix, `durable-${++durables}`);
+    await publish('o-a', 'o-b', 'o-c');
+    const stored: string[] = [];
+    let failed = false;
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const subject = new DurableConsumer<string>({
+      nats,
+      stream,
+      durable,
+      decode: (data) => new TextDecoder().decode(data),
+      handle: async (batch) => {
+        if (batch.includes('o-a') && !failed) {
+          failed = true;
+          throw new Error('the database is away');
+        }
+        stored.push(...batch.filter((body) => body.startsWith('o-')));
+        if (stored.length >= 3) done();
+      },
+      logger,
+      maxBatch: 1,
+      retryDelayMs: 50,
+      ordered: true,
+    });
+    subject.start();
+    await all;
+    await subject.stop();
+    expect(failed).toBe(true);
+    expect(stored.slice(0, 3)).toEqual(['o-a', 'o-b', 'o-c']);
+  });
+
+  it('ordered: a consumer that takes over starts from the first message its predecessor did not acknowledge', async () => {
+    const durable = jetStreamName(prefix, `durable-${++durables}`);
+    const decode = (data: Uint8Array) => new TextDecoder().decode(data);
+    // The predecessor takes h-a and h-b and never finishes them; its process dies (its connection closes).
+    const dying = await connectTestNats();
+    const predecessor = new DurableConsumer<string>({
+      nats: dying,
+      stream,
+      durable,
+      decode,
+      handle: () => new Promise(() => undefined),
+      logger,
+      ordered: true,
+    });
+    predecessor.start();
+    await publish('h-a', 'h-b');
+    const jsm = await jetstreamManager(nats);
+    await eventually(() => jsm.consumers.info(stream.name, durable).catch(() => undefined), (info) => info?.num_pending === 0 && info.num_ack_pending > 0, 'every message delivered to the predecessor');
+    await dying.close();
+    await publish('h-c');
+
+    const stored: string[] = [];
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const successor = new DurableConsumer<string>({
+      nats,
+      stream,
+      durable,
+      decode,
+      handle: async (batch) => {
+        stored.push(...batch.filter((body) => body.startsWith('h-')));
+        if (stored.length >= 3) done();
+      },
+      logger,
+      ordered: true,
+    });
+    successor.start();
+    // Well within the 30 s ack wait after which JetStream would hand h-a and h-b out again.
+    const deadline = new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`only ${JSON.stringify(stored)} within 5 s`)), 5000));
+    await Promise.race([all, deadline]);
+    await successor.stop();
+    expect(stored.slice(0, 3)).toEqual(['h-a', 'h-b', 'h-c']);
   });
 });

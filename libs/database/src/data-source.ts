@@ -1,7 +1,24 @@
 import type { MixedList, EntitySchema } from 'typeorm';
 import { ensureDatabase } from './ensure-database.js';
 import { runMigrationsLocked } from './migrate.js';
+import pg from 'pg';
 import { DataSource } from 'typeorm';
+
+/**
+ * The pool's client, always listening for 'error'. node-postgres emits a connection's error on its client,
+ * and an 'error' event nobody listens to ends the process. The pool listens while a client is idle and
+ * TypeORM while it holds one, but TypeORM starts listening a microtask after the pool handed the client
+ * over: a backend terminated right after the connection was made (`pg_terminate_backend`, a failover)
+ * sends its error in the same read as the connection's readiness, and the error came in between, taking
+ * the whole service down. The error is not lost: the client is no longer queryable, so the query or
+ * transaction that uses it fails (and the pool drops it), as with any connection that broke.
+ */
+class ListeningClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
 
 export interface ServiceDataSourceOptions {
   url: string;
@@ -26,6 +43,7 @@ export function createServiceDataSource(options: ServiceDataSourceOptions): Data
     poolSize: options.poolSize,
     applicationName: options.applicationName,
     logging: false,
+    extra: { Client: ListeningClient },
   });
 }
 

@@ -57,7 +57,14 @@ export class AdvisoryLeader {
       }
       this.client = client;
       client.on('end', () => void this.lose());
-      this.work = await this.options.lead();
+      const work = await this.options.lead();
+      if (this.client !== client) {
+        // The lock's connection ended while the work was starting (`lose` found no work to stop and
+        // already scheduled the next try): stop it now, since another process may lead already.
+        await work.stop();
+        return;
+      }
+      this.work = work;
       if (this.stopped) await this.release();
     } catch (error) {
       this.options.logger.warn({ err: error, lock: this.options.lock }, 'cannot take the lead yet; retrying');

@@ -30,8 +30,24 @@ export interface DurableConsumerOptions<T> {
   concurrentBatches?: number;
   /** How long a message may stay unacknowledged before JetStream redelivers it (to any replica). */
   ackWaitMs?: number;
+  /** The wait before a failed batch is handed out again (the first wait, in `ordered` mode, which doubles it up to 5 s). */
   retryDelayMs?: number;
+  /**
+   * Strict stream order, for a store that must keep it (the events feed), with one process consuming at a
+   * time (`AdvisoryLeader`) and one batch at a time (`concurrentBatches` is ignored):
+   * - a failed batch is handed to the handler again in place, after `retryDelayMs` doubling up to 5 s,
+   *   until it succeeds or the consumer stops; the messages after it wait behind it (they are not handed
+   *   out before it, as a negative acknowledgement with a delay would let them be);
+   * - each subscription starts at the consumer's acknowledgement floor: when messages were delivered and
+   *   not acknowledged (taken by a process that died or lost the lead), the durable consumer is made again
+   *   from the first unacknowledged message, so those come first again rather than after the ack wait,
+   *   behind newer ones. The handler must skip what it already handled (the feed skips an event by id).
+   */
+  ordered?: boolean;
 }
+
+/** The longest wait between two tries of a failed batch in `ordered` mode. */
+const ORDERED_RETRY_MAX_MS = 5000;
 
 /**
  * A durable pull consumer that hands messages to its handler in batches as they come: one message when
@@ -49,6 +65,8 @@ export class DurableConsumer<T> {
   private retryDone: (() => void) | undefined;
   /** Wakes a drain that waits for its batches in flight when a message comes (concurrentBatches > 1). */
   private wake: (() => void) | undefined;
+  /** Ends the wait before an ordered batch's next try (on stop). */
+  private retryWake: (() => void) | undefined;
 
   constructor(private readonly options: DurableConsumerOptions<T>) {}
 
@@ -98,14 +116,19 @@ export class DurableConsumer<T> {
       ...(this.options.filterSubjects ? { filter_subjects: this.options.filterSubjects } : {}),
     };
     const jsm = await jetstreamManager(nats);
-    const exists = await jsm.consumers.info(stream, durable).then(
-      () => true,
-      (error: unknown) => {
-        if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound) return false;
-        throw error;
-      },
-    );
-    if (exists) {
+    const info = await jsm.consumers.info(stream, durable).catch((error: unknown) => {
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound) return undefined;
+      throw error;
+    });
+    if (info && this.options.ordered && info.delivered.stream_seq > info.ack_floor.stream_seq) {
+      // Messages were delivered and not acknowledged: start again from the first of them (JetStream would
+      // hand them out again only after the ack wait, behind newer ones). JetStream cannot move a durable
+      // consumer back, so it is made again; a handler skips what it handled after all.
+      const from = info.ack_floor.stream_seq + 1;
+      this.options.logger.info({ durable, from, unacknowledged: info.num_ack_pending }, 'consuming again from the first unacknowledged message');
+      await jsm.consumers.delete(stream, durable);
+      await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from });
+    } else if (info) {
       const { durable_name: _name, deliver_policy: _policy, ...changeable } = config;
       await jsm.consumers.update(stream, durable, changeable);
     } else {
@@ -121,6 +144,7 @@ export class DurableConsumer<T> {
     this.stopped = true;
     clearTimeout(this.retry);
     this.retryDone?.();
+    this.retryWake?.();
     await this.messages?.close().catch(() => undefined);
     this.wake?.();
     await this.reading;
@@ -142,7 +166,7 @@ export class DurableConsumer<T> {
 
   private async drain(): Promise<void> {
     const maxBatch = this.options.maxBatch ?? 256;
-    const concurrent = this.options.concurrentBatches ?? 1;
+    const concurrent = this.options.ordered ? 1 : (this.options.concurrentBatches ?? 1);
     const inFlight = new Set<Promise<void>>();
     // Let the messages that arrived together join one batch.
     await Promise.resolve();
@@ -180,6 +204,7 @@ export class DurableConsumer<T> {
   }
 
   private async handleBatch(decoded: T[], accepted: JsMsg[]): Promise<void> {
+    if (this.options.ordered) return this.handleInPlace(decoded, accepted);
     try {
       await this.options.handle(decoded);
       for (const message of accepted) message.ack();
@@ -188,5 +213,34 @@ export class DurableConsumer<T> {
       const delay = this.options.retryDelayMs ?? 1000;
       for (const message of accepted) message.nak(delay);
     }
+  }
+
+  /** `ordered`: tries the batch until it succeeds, keeping its messages (and every later one) meanwhile. */
+  private async handleInPlace(decoded: T[], accepted: JsMsg[]): Promise<void> {
+    let delay = this.options.retryDelayMs ?? 1000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.options.handle(decoded);
+        for (const message of accepted) message.ack();
+        return;
+      } catch (error) {
+        this.options.logger.warn({ err: error, messages: accepted.length, attempt }, 'stream batch failed; trying it again before any later message');
+      }
+      if (this.stopped) break;
+      // Still being handled: JetStream must not hand them out again meanwhile.
+      for (const message of accepted) message.working();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.retryWake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.retryWake = undefined;
+      delay = Math.min(delay * 2, ORDERED_RETRY_MAX_MS);
+      if (this.stopped) break;
+    }
+    // Stopped: the next consumer starts again from the first of them.
+    for (const message of accepted) message.nak();
   }
 }

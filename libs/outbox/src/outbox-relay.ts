@@ -20,7 +20,10 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** How often the relay looks without being woken: the bound on a lost notification. */
   pollIntervalMs?: number;
-  /** How long JetStream has to acknowledge one message. */
+  /**
+   * How long JetStream has to acknowledge one message while NATS stays connected. Publications pending
+   * when the connection is lost do not wait for it: they are given up when NATS is back (see the class).
+   */
   publishTimeoutMs?: number;
   /**
    * Called after a batch was published and before it is marked sent: a fault-injection point for the
@@ -45,6 +48,11 @@ const RELAY_LOCK = 'outbox-relay';
  *   consumers drop by event id after that. Nothing is lost; nothing reaches a consumer's store twice.
  * - A statement trigger notifies `outbox` at commit; the relay listens, so an event is published within
  *   milliseconds of its commit, and looks anyway every `pollIntervalMs` in case a notification was lost.
+ * - While NATS is disconnected the relay starts no batch (a publication would only wait in the client's
+ *   buffer for `publishTimeoutMs`); it waits for the reconnection. A batch whose publications were pending
+ *   when the connection dropped gives them up as soon as NATS is back, keeps their rows and runs again
+ *   at once (the same message ids, so JetStream drops any that did reach it): before, the relay waited
+ *   for their acknowledgements to time out, some 5 s after NATS was back.
  */
 export class OutboxRelay {
   private readonly js: JetStreamClient;
@@ -58,6 +66,10 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   private readonly relayed: Counter | undefined;
   private readonly failures: Counter | undefined;
+  /** Follows the NATS connection's status: false from a disconnection to the reconnection. */
+  private natsConnected = true;
+  /** Gives up the publications of the batch in progress (on reconnection). */
+  private abandon: ((reason: Error) => void) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.js = jetstream(options.nats);
@@ -94,8 +106,20 @@ export class OutboxRelay {
 
   /** Starts listening and relaying; resolves once the listener is connected. */
   async start(): Promise<void> {
+    void this.followNats();
     await this.listen();
     this.running = this.run();
+  }
+
+  private async followNats(): Promise<void> {
+    for await (const status of this.options.nats.status()) {
+      if (status.type === 'disconnect') this.natsConnected = false;
+      else if (status.type === 'reconnect') {
+        this.natsConnected = true;
+        this.abandon?.(new Error('NATS reconnected; publications pending since the disconnection are given up and sent again'));
+        this.poke();
+      }
+    }
   }
 
   /** Stops after the batch in progress (whose transaction commits or rolls back as it would). */
@@ -142,8 +166,8 @@ export class OutboxRelay {
         // A wake from now on means something may have committed after this batch's read.
         this.woken = false;
         const outcome = await this.relayBatch();
-        full = outcome.read === this.batchSize && outcome.failed === 0;
-        backoffMs = outcome.failed > 0 ? Math.min(Math.max(backoffMs * 2, 100), this.pollIntervalMs) : 0;
+        full = (outcome.read === this.batchSize && outcome.failed === 0) || outcome.abandoned;
+        backoffMs = outcome.failed > 0 && !outcome.abandoned ? Math.min(Math.max(backoffMs * 2, 100), this.pollIntervalMs) : 0;
       } catch (error) {
         backoffMs = Math.min(Math.max(backoffMs * 2, 100), this.pollIntervalMs);
         this.options.logger.warn({ err: error }, 'outbox relay batch failed; retrying');
@@ -175,24 +199,41 @@ export class OutboxRelay {
     });
   }
 
-  /** One batch under the relay lock; `read` messages read, `failed` of them not acknowledged (kept). */
-  private relayBatch(): Promise<{ read: number; failed: number }> {
+  /**
+   * One batch under the relay lock; `read` messages read, `failed` of them not acknowledged (kept),
+   * `abandoned` when NATS reconnected meanwhile (the batch is to run again at once).
+   */
+  private relayBatch(): Promise<{ read: number; failed: number; abandoned: boolean }> {
+    // Disconnected: nothing would be acknowledged; the reconnection wakes the relay.
+    if (!this.natsConnected) return Promise.resolve({ read: 0, failed: 0, abandoned: false });
     return this.options.dataSource.transaction(async (manager: EntityManager) => {
       const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [RELAY_LOCK])) as { locked: boolean }[];
-      if (!lock?.locked) return { read: 0, failed: 0 };
+      if (!lock?.locked) return { read: 0, failed: 0, abandoned: false };
       const rows = (await manager.query('SELECT seq, msg_id, subject, payload FROM outbox ORDER BY seq LIMIT $1', [this.batchSize])) as {
         seq: string;
         msg_id: string;
         subject: string;
         payload: string;
       }[];
-      if (rows.length === 0) return { read: 0, failed: 0 };
+      if (rows.length === 0) return { read: 0, failed: 0, abandoned: false };
+      let abandoned = false;
+      const reconnected = new Promise<never>((_, reject) => {
+        this.abandon = (reason) => {
+          abandoned = true;
+          reject(reason);
+        };
+      });
+      reconnected.catch(() => undefined);
       // Sent in order on one connection; JetStream stores them in that order. Acknowledgements come back together.
       const acks = await Promise.allSettled(
         rows.map((row) =>
-          this.js.publish(this.options.subjectPrefix + row.subject, row.payload, { msgID: row.msg_id, timeout: this.publishTimeoutMs }),
+          Promise.race([
+            this.js.publish(this.options.subjectPrefix + row.subject, row.payload, { msgID: row.msg_id, timeout: this.publishTimeoutMs }),
+            reconnected,
+          ]),
         ),
       );
+      this.abandon = undefined;
       const sent = rows.filter((_, index) => acks[index]?.status === 'fulfilled').map((row) => row.seq);
       const failed = rows.length - sent.length;
       if (failed > 0) {
@@ -203,7 +244,7 @@ export class OutboxRelay {
       await this.options.afterPublish?.(sent.length);
       if (sent.length > 0) await manager.query('DELETE FROM outbox WHERE seq = ANY($1::bigint[])', [sent]);
       this.relayed?.inc(sent.length);
-      return { read: rows.length, failed };
+      return { read: rows.length, failed, abandoned };
     });
   }
 }

@@ -10,12 +10,16 @@ import { EventRepository } from './event.repository.js';
 
 /**
  * Fills the feed from the events stream: the durable consumer `<PREFIX>events-feed`, each batch stored in
- * one transaction and acknowledged after it commits. One OMS replica at a time consumes (the others
- * stand by, under an advisory lock): one process handing out batches in stream order is what keeps the
- * feed in the order the events were published (a `shipment.created` before its `shipment.started`),
- * which replicas sharing the consumer would not. After a takeover, messages the dead leader held come
- * again after the consumer's ack wait, behind newer ones: the one case where the feed's order departs
- * from the stream's.
+ * one transaction and acknowledged after it commits. The feed keeps the stream's order (a
+ * `shipment.created` before its `shipment.started`), which the OMS recorded, through failures and leader
+ * changes:
+ * - one OMS replica at a time consumes (the others stand by, under an advisory lock); a replica whose
+ *   lock connection ends stops taking batches at once and tries to lead again;
+ * - the consumer is `ordered`: a batch that fails (its database connection dropped) is tried again before
+ *   any later message, and a new leader starts from the first message not acknowledged, so the messages
+ *   a dead or deposed leader held come first, not after the ack wait;
+ * - an event stored twice (by a deposed leader finishing its last batch and by the new one) is stored
+ *   once, by id; the account's insert-order lock makes the two wait for each other.
  */
 @Injectable()
 export class EventFeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
@@ -52,6 +56,7 @@ export class EventFeedConsumer implements OnApplicationBootstrap, OnModuleDestro
         await this.events.store(batch);
       },
       logger: this.logger,
+      ordered: true,
     });
   }
 
