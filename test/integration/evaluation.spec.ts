@@ -1,5 +1,6 @@
 import type { Device, Shipment } from '@tracking/contracts';
 import { initialState } from '@tracking/geofence';
+import { ServiceMetrics } from '@tracking/observability';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { clockPast } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { TestStack } from '../support/stack.js';
 
-/** The bound of this stack: a reading this far newer than a decision makes it final. */
+/** The bound of this stack: a device silent this long in server time no longer holds a shipment back. */
 const LATENESS_SECONDS = 30;
 
 const RADIUS = 100;
@@ -45,8 +46,8 @@ interface Reading {
  * The evaluation of readings through the whole stack (docs/geofence-evaluation.md): readings posted to
  * the gateway, stored by the DMS, published on JetStream, evaluated by the worker into visits, alerts,
  * events and transitions. Event times start just after each device's assignment and move forward in
- * seconds; a last reading far later ("the flush") moves the horizon past everything before it, so a test
- * sees the final decisions without waiting for the bound in server time.
+ * seconds. With one device per shipment its watermark is the horizon: a decision is published with the
+ * reading that confirms it. A last reading far later ("the flush") moves it past everything before.
  */
 describe('evaluation of readings', () => {
   let stack: TestStack;
@@ -170,7 +171,7 @@ describe('evaluation of readings', () => {
     expect(await visits(jitter.shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(jitter.t0), departedAt: null }]);
   });
 
-  it('gives the same visits, alerts and excursions whether readings come in order, shuffled, or in separate batches newest first', async () => {
+  it('gives the same visits, alerts and excursions whether readings come in order, shuffled within a batch, or in separate batches', async () => {
     const poi = await place({ dwellSeconds: 1 });
     const conditions = { temperature: { maxC: 8, minDurationSeconds: 2 }, shock: { maxG: 4 } };
     const { inside, far } = poi;
@@ -190,8 +191,9 @@ describe('evaluation of readings', () => {
     // The same readings in a fixed scramble, in one batch.
     const order = [7, 2, 10, 0, 5, 9, 1, 8, 4, 6, 3];
     await send(shuffled.device, order.map((i) => shuffled.readings[i]!));
-    // Three batches, the newest first, each evaluated before the next arrives.
-    const thirds = [batches.readings.slice(8), batches.readings.slice(4, 8), batches.readings.slice(0, 4)];
+    // Three batches in the device's own time order (newest-first backlogs arrive late: see the late reading
+    // test), each evaluated before the next arrives, each shuffled.
+    const thirds = [[2, 0, 3, 1].map((i) => batches.readings[i]!), batches.readings.slice(4, 8).reverse(), batches.readings.slice(8)];
     for (const batch of thirds) {
       const before = await version(batches.shipment.id);
       await send(batches.device, batch);
@@ -227,29 +229,96 @@ describe('evaluation of readings', () => {
     }
   });
 
-  it('publishes a visit found late with its true, past times, and lets a reading past the bound change nothing', async () => {
+  /**
+   * A second device on the shipment's set that reports once at `recordedAt` (far away), then buffers. The
+   * evaluation learns a device from its first reading, so from then on it holds the horizon at its
+   * watermark; the other device's readings before `recordedAt` are final already.
+   */
+  async function buffering(shipment: Shipment, recordedAt: number, location: Position): Promise<Device> {
+    const { device } = await createDevice(stack, tenant);
+    const { items: sets } = (await stack.request('GET', `${base}/shipments/${shipment.id}/sets`, { token: tenant.token })).body;
+    await assignDevice(stack, tenant, sets[0], device.id);
+    await send(device, [{ recordedAt, location }]);
+    await evaluatedUpTo(shipment.id, recordedAt);
+    return device;
+  }
+
+  it("publishes a visit a buffering device's readings find with its true, past times, and lets a reading older than its device's watermark change nothing", async () => {
     const poi = await place({ dwellSeconds: 1 });
     const { shipment, device, t0 } = await tracked();
-    const { device: second } = await createDevice(stack, tenant);
-    const { items: sets } = (await stack.request('GET', `${base}/shipments/${shipment.id}/sets`, { token: tenant.token })).body;
-    await assignDevice(stack, tenant, sets[0], second.id);
     const start = t0 + 1000;
-    // The first device reports from far away for 20 s; all of it is evaluated.
+    const second = await buffering(shipment, start, poi.far);
+    // The first device reports from far away for 20 s; the second holds the horizon at its watermark.
     const farAway = path(start, Array.from({ length: 21 }, () => poi.far));
     await send(device, farAway);
     await evaluatedUpTo(shipment.id, farAway.at(-1)!.recordedAt);
-    // The second device's readings of 2..6 s arrive now, 14 s late (within the 30 s bound): it was inside.
-    await send(second, path(start + 2000, [poi.inside, poi.inside, poi.inside, poi.inside, poi.far, poi.far]));
-    const flushAt = flush(farAway.at(-1)!.recordedAt, poi.far);
-    await send(device, [flushAt]);
+    expect(await visits(shipment.id)).toEqual([]);
+    // The second device's buffer of 2..6 s arrives now, 14 s behind (within the 30 s bound): it was inside.
+    await send(second, path(start + 2000, [poi.inside, poi.inside, poi.inside, poi.inside, poi.far, poi.far, poi.far]));
     const visit = { poiId: poi.id, arrivedAt: iso(start + 2000), departedAt: iso(start + 6000) };
     await until(() => visits(shipment.id), [visit], 'the late visit');
-    // Recorded more than the bound before everything evaluated: stored, but no visit.
-    await send(second, path(flushAt.recordedAt - (LATENESS_SECONDS + 10) * 1000, [poi.inside, poi.inside, poi.inside, poi.far, poi.far]));
-    await send(device, [{ recordedAt: flushAt.recordedAt + 1000, location: poi.far }]);
-    await evaluatedUpTo(shipment.id, flushAt.recordedAt + 1000);
+    // Recorded before the second device's watermark (start + 8 s): late, stored, but it changes nothing.
+    const late = async () => (await stack.workers[0]!.get(ServiceMetrics).registry.getSingleMetric('evaluation_late_readings_total')?.get())?.values[0]?.value ?? 0;
+    const lateBefore = await late();
+    await send(second, [{ recordedAt: start + 500, location: poi.inside }, { recordedAt: start + 1500, location: poi.inside }]);
+    const stored = (await stack.request('GET', `${base}/devices/${second.id}/readings?limit=100`, { token: tenant.token })).body.readings;
+    expect(stored.map((reading: { recordedAt: string }) => reading.recordedAt)).toContain(iso(start + 500));
+    await send(device, [{ recordedAt: farAway.at(-1)!.recordedAt + 1000, location: poi.far }]);
+    await evaluatedUpTo(shipment.id, farAway.at(-1)!.recordedAt + 1000);
     expect(await visits(shipment.id)).toEqual([visit]);
-    await until(async () => mine(shipment.id, await events('shipment.arrived')).length, 1, 'one arrival event');
+    expect(mine(shipment.id, await events('shipment.arrived'))).toEqual([{ shipmentId: shipment.id, ...visit, departedAt: null }]);
+    expect(await late()).toBe(lateBefore + 2);
+  });
+
+  it("publishes a single tracker's arrival within seconds of the reading that confirms it, not after the lateness bound", async () => {
+    const poi = await place({ dwellSeconds: 2 });
+    const { shipment, device, t0 } = await tracked();
+    await send(device, path(t0, [poi.far, poi.inside, poi.inside]));
+    await evaluatedUpTo(shipment.id, t0 + 2000);
+    expect(await visits(shipment.id)).toEqual([]);
+    // The reading at arrivedAt + dwell confirms it; nothing after it.
+    const sent = Date.now();
+    await send(device, [{ recordedAt: t0 + 3000, location: poi.inside }]);
+    const arrival = [{ shipmentId: shipment.id, poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: null }];
+    await eventually(async () => mine(shipment.id, await events('shipment.arrived')), (found) => JSON.stringify(found) === JSON.stringify(arrival), 'shipment.arrived', (LATENESS_SECONDS * 1000) / 3);
+    expect(Date.now() - sent).toBeLessThan((LATENESS_SECONDS * 1000) / 3);
+  });
+
+  it('a second tracker that buffers holds back only its own shipment, until its readings come', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const single = await tracked();
+    const pair = await tracked();
+    const second = await buffering(pair.shipment, pair.t0, poi.far);
+    const journey = [poi.far, poi.inside, poi.inside, poi.inside];
+    await send(pair.device, path(pair.t0, journey));
+    await send(single.device, path(single.t0, journey));
+    await until(() => visits(single.shipment.id), [{ poiId: poi.id, arrivedAt: iso(single.t0 + 1000), departedAt: null }], 'the single tracker\'s visit');
+    await evaluatedUpTo(pair.shipment.id, pair.t0 + 3000);
+    expect(await visits(pair.shipment.id)).toEqual([]);
+    // The second tracker's buffer, in its own order: far until 1 s, then nothing new; its watermark passes the dwell.
+    await send(second, path(pair.t0 + 1000, [poi.far, poi.far, poi.far]));
+    await until(() => visits(pair.shipment.id), [{ poiId: poi.id, arrivedAt: iso(pair.t0 + 1000), departedAt: null }], 'the pair\'s visit');
+  });
+
+  it('keeps the watermarks through a worker restart: the restored state still waits for the buffering tracker', async () => {
+    const poi = await place({ dwellSeconds: 1 });
+    const { shipment, device, t0 } = await tracked();
+    const second = await buffering(shipment, t0, poi.far);
+    await send(device, path(t0, [poi.far, poi.inside, poi.inside, poi.inside, poi.inside]));
+    await evaluatedUpTo(shipment.id, t0 + 4000);
+    const { rows } = await oms.query<{ devices: Record<string, { w: number }> }>("SELECT state->'devices' AS devices FROM shipment_evaluations WHERE shipment_id = $1", [shipment.id]);
+    expect(rows[0]!.devices[device.id]!.w).toBe(t0 + 4000);
+    expect(rows[0]!.devices[second.id]!.w).toBe(t0);
+    // A fresh worker: nothing in memory; the state comes back from the record and the DMS's readings.
+    await stack.stopWorkers();
+    const fresh = await stack.startWorker();
+    // Evaluated there now (as a timer would): restored, the second device still holds the horizon.
+    await fresh.get(ShipmentEvaluator).evaluate({ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id }, []);
+    expect(await visits(shipment.id)).toEqual([]);
+    await send(second, path(t0 + 1000, [poi.inside, poi.far, poi.far]));
+    // Inside from 1 s (either device), the dwell passed at 2 s: the second's watermark (3 s) passes it.
+    await until(() => visits(shipment.id), [{ poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: null }], 'the visit after the restart');
+    expect(mine(shipment.id, await events('shipment.arrived'))).toHaveLength(1);
   });
 
   it('starts a shipment leaving its origin and delivers it arriving at its destination, at the visits\' times, with autoTransitions', async () => {
@@ -323,13 +392,16 @@ describe('evaluation of readings', () => {
     try {
       const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
       const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 5 }, (_, i) => ({ recordedAt: t0 + (b * 5 + i) * 1000, temperatureC: 9 + b })));
+      // Sent at once, so stored and evaluated in any order: a batch older than the device's watermark is late
+      // (it decides nothing), so when the alert starts depends on that order; that there is one does not.
       await Promise.all(batches.map((batch) => send(device, batch)));
       await send(device, [{ recordedAt: t0 + (LATENESS_SECONDS + 50) * 1000, temperatureC: 20 }]);
       await evaluatedUpTo(shipment.id, t0 + (LATENESS_SECONDS + 50) * 1000);
       const open = await alerts(shipment.id);
-      expect(open.map(({ kind, status, startedAt, peakValue }) => ({ kind, status, startedAt, peakValue }))).toEqual([
-        { kind: 'TemperatureHigh', status: 'Open', startedAt: iso(t0), peakValue: 16 },
-      ]);
+      expect(open.map(({ kind, status }) => ({ kind, status }))).toEqual([{ kind: 'TemperatureHigh', status: 'Open' }]);
+      const started = (Date.parse(open[0]!.startedAt as string) - t0) / 1000;
+      expect(started % 5).toBe(0); // the first reading of one of the batches
+      expect(open[0]!.peakValue).toBeGreaterThanOrEqual(9 + started / 5);
       await until(async () => (await events('alert.opened')).filter((event) => event.data.shipmentId === shipment.id).length, 1, 'one alert.opened');
     } finally {
       await second.close();
@@ -337,16 +409,23 @@ describe('evaluation of readings', () => {
     }
   });
 
-  it('settles a shipment that went silent: what the last readings decide becomes final after the bound', async () => {
+  it('a device silent for the bound stops holding back: what the other devices\' readings decide is published then', async () => {
     const poi = await place({ dwellSeconds: 1 });
     const { shipment, device, t0 } = await tracked();
-    await send(device, path(t0, [poi.inside, poi.inside, poi.inside]));
-    await evaluatedUpTo(shipment.id, t0 + 2000);
-    expect(await visits(shipment.id)).toEqual([]);
-    // The bound in server time later (the timers would call it then): the same as the sweep does.
+    await buffering(shipment, t0, poi.far);
+    await send(device, path(t0 + 1000, [poi.inside, poi.inside, poi.inside]));
+    await evaluatedUpTo(shipment.id, t0 + 3000);
     const evaluator = stack.workers[0]!.get(ShipmentEvaluator);
-    await evaluator.evaluate({ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id }, [], Date.now() + (LATENESS_SECONDS + 1) * 1000);
-    expect(await visits(shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(t0), departedAt: null }]);
+    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
+    // Half the bound later, the silent device still holds the horizon at its watermark.
+    await evaluator.evaluate(scope, [], Date.now() + (LATENESS_SECONDS / 2) * 1000);
+    expect(await visits(shipment.id)).toEqual([]);
+    // The timers look again when it has been silent for the bound.
+    const { rows } = await oms.query<{ due_at: Date }>('SELECT due_at FROM shipment_evaluations WHERE shipment_id = $1', [shipment.id]);
+    expect(rows[0]!.due_at.getTime()).toBeLessThanOrEqual(Date.now() + LATENESS_SECONDS * 1000);
+    // The bound in server time later (the timers would evaluate it then): the same as the sweep does.
+    await evaluator.evaluate(scope, [], Date.now() + (LATENESS_SECONDS + 1) * 1000);
+    expect(await visits(shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: null }]);
   });
 
   it('opens SignalLoss after the silence while InTransit, from a timer that survives a restart, and closes it with the next reading', async () => {
@@ -390,8 +469,9 @@ describe('evaluation of readings', () => {
   it('makes final what a shipment retained when it closes: the visit and the alert its last readings decide, the alert ended at the close', async () => {
     const poi = await place({ dwellSeconds: 1 });
     const { shipment, device, t0 } = await tracked({ conditions: { temperature: { maxC: 8 } } });
-    // Inside from t0+1 s, outside from t0+3 s for the dwell time, too warm from t0+1 s on; nothing after:
-    // within the lateness bound, nothing is final.
+    // A second device that reported at t0 and buffers holds the horizon there: nothing is final.
+    await buffering(shipment, t0, poi.far);
+    // Inside from t0+1 s, outside from t0+3 s for the dwell time, too warm from t0+1 s on.
     const readings = path(t0, [poi.far, poi.inside, poi.inside, poi.far, poi.far]).map((reading, i) => ({ ...reading, temperatureC: i === 0 ? 5 : 10 }));
     await send(device, readings);
     await evaluatedUpTo(shipment.id, t0 + 4000);

@@ -85,9 +85,9 @@ export const omsConfigSchema = {
   EVALUATION_ENABLED: env.bool({ default: true }),
   /** A shipment is evaluated once this much server time has passed since its newest ingested reading (a reorder buffer). */
   EVALUATION_DELAY_MS: env.int({ default: 1000, min: 0, max: 60000 }),
-  /** Readings recorded more than this far behind what was already evaluated for a shipment decide nothing. */
+  /** Server time after which a silent device no longer holds back its shipment's decisions (per-device watermarks). */
   EVALUATION_LATENESS_SECONDS: env.int({ default: 600, min: 0, max: 86400 }),
-  /** How often the evaluation's timers (settling a silent shipment, SignalLoss) look for due shipments, once across workers. */
+  /** How often the evaluation's timers (a silent device, SignalLoss) look for due shipments, once across workers. */
   EVALUATION_SWEEP_INTERVAL_MS: env.int({ default: 1000, min: 50, max: 3600000 }),
   /** Chunks of shipments one worker process evaluates at once, each a transaction on one pooled connection. */
   EVALUATION_CONCURRENCY: env.int({ default: 4, min: 1, max: 64 }),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { evaluate, excursionsOf, settle, withoutPending, type EvaluationOptions } from './engine.js';
+import { evaluate, excursionsOf, restore, settle, withoutPending, type EvaluationOptions } from './engine.js';
 import { EARTH_RADIUS_METERS } from './geo.js';
 import { PlaceIndex } from './place-index.js';
 import type { GeofenceChange, GeofenceReading, GeofenceState } from './types.js';
@@ -13,6 +13,8 @@ function east(meters: number): { lat: number; lng: number } {
   const dLng = meters / (EARTH_RADIUS_METERS * Math.cos((CENTRE.lat * Math.PI) / 180));
   return { lat: CENTRE.lat, lng: CENTRE.lng + (dLng * 180) / Math.PI };
 }
+
+const DEVICES = ['a', 'b', 'c'] as const;
 
 const opts: EvaluationOptions = {
   places: new PlaceIndex([
@@ -28,11 +30,16 @@ const opts: EvaluationOptions = {
   },
   status: 'InTransit',
   latenessSeconds: LATENESS_SECONDS,
+  // The three devices are assigned when the timeline starts: each holds back the others from then on.
+  assigned: DEVICES.map((deviceId) => ({ deviceId, assignedAt: T0 })),
 };
 
-/** A reading with its delivery slack: delivered in the order of recordedAt + slack, slack < the bound. */
+/**
+ * A reading and how it travels: `jitter` is added to its device's delay (each device's batches still
+ * arrive in its own time order), `cut` ends a batch after it, `shuffle` orders it within its batch.
+ */
 const reading = fc.record({
-  deviceId: fc.constantFrom('a', 'b', 'c'),
+  deviceId: fc.constantFrom(...DEVICES),
   second: fc.integer({ min: 0, max: 2000 }),
   meters: fc.option(fc.constantFrom(0, 100, 190, 205, 215, 230, 300, 330, 400, 1000), { nil: undefined }),
   accuracy: fc.option(fc.integer({ min: 0, max: 60 }), { nil: null }),
@@ -41,17 +48,22 @@ const reading = fc.record({
   shockG: fc.option(fc.integer({ min: 0, max: 8 }), { nil: null }),
   lightLux: fc.option(fc.constantFrom(0, 50, 150), { nil: null }),
   batteryPercent: fc.option(fc.integer({ min: 10, max: 20 }), { nil: null }),
-  slack: fc.integer({ min: 0, max: LATENESS_SECONDS - 1 }),
+  jitter: fc.integer({ min: 0, max: 50 }),
   cut: fc.boolean(),
+  shuffle: fc.integer({ min: 0, max: 1000 }),
 });
+/** Each device's delay between recording and receipt, different per device, shorter than the bound minus the jitter. */
+const delays = fc.tuple(...DEVICES.map(() => fc.integer({ min: 0, max: LATENESS_SECONDS - 51 - 100 })));
 type Generated = fc.Arbitrary<typeof reading extends fc.Arbitrary<infer R> ? R : never>;
 
-function toReading(g: Generated extends fc.Arbitrary<infer R> ? R : never): GeofenceReading {
+type G = Generated extends fc.Arbitrary<infer R> ? R : never;
+
+function toReading(g: G, receivedAt?: number): GeofenceReading {
   const recordedAt = new Date(T0 + g.second * 1000).toISOString();
   return {
     deviceId: g.deviceId,
     recordedAt,
-    receivedAt: recordedAt,
+    receivedAt: receivedAt === undefined ? recordedAt : new Date(receivedAt).toISOString(),
     location: g.meters === undefined ? null : { ...east(g.meters), accuracyMeters: g.accuracy },
     temperatureC: g.temperatureC,
     humidityPercent: g.humidityPercent,
@@ -74,6 +86,20 @@ function finalPeaks(changes: GeofenceChange[]): Record<string, number | null> {
   return peaks;
 }
 
+/**
+ * Every device reports at least every 100 s of event time (a reading with nothing but the time, half a
+ * second off the generated ones), so no device is silent for the bound while the timeline runs.
+ */
+function withHeartbeats(generated: G[]): G[] {
+  const beats: G[] = [];
+  for (const deviceId of DEVICES) {
+    for (let second = 0; second <= 2000; second += 100) {
+      beats.push({ deviceId, second: second + 0.5, meters: undefined, accuracy: null, temperatureC: null, humidityPercent: null, shockG: null, lightLux: null, batteryPercent: null, jitter: 0, cut: false, shuffle: 0 });
+    }
+  }
+  return [...generated, ...beats];
+}
+
 function inOrder(readings: GeofenceReading[]): { changes: GeofenceChange[]; state: GeofenceState } {
   const sorted = [...readings].sort((x, y) => Date.parse(String(x.recordedAt)) - Date.parse(String(y.recordedAt)));
   const first = evaluate(null, sorted, opts);
@@ -81,41 +107,67 @@ function inOrder(readings: GeofenceReading[]): { changes: GeofenceChange[]; stat
   return { changes: [...first.changes, ...last.changes], state: last.state };
 }
 
-/** Delivered shuffled within the bound, in batches, the state stored as JSON between evaluations. */
-function inBatches(generated: Array<Generated extends fc.Arbitrary<infer R> ? R : never>) {
-  const order = [...generated].sort((x, y) => x.second + x.slack - (y.second + y.slack));
+/**
+ * Delivered as devices with different delays would: each reading received at its recording time plus its
+ * device's delay plus a jitter, never before the device's previous reading (each device's batches in its
+ * own time order); the server takes them in receipt order, cut into batches, each batch in any order,
+ * evaluated at the newest receipt in it, the state stored as JSON between evaluations.
+ */
+function inBatches(generated: G[], deviceDelays: readonly number[]) {
+  const received = new Map<G, number>();
+  const last = new Map<string, number>();
+  for (const g of [...generated].sort((x, y) => x.second - y.second)) {
+    const at = Math.max(last.get(g.deviceId) ?? -Infinity, T0 + (g.second + deviceDelays[DEVICES.indexOf(g.deviceId as 'a')] + g.jitter) * 1000);
+    last.set(g.deviceId, at);
+    received.set(g, at);
+  }
+  const order = [...generated].sort((x, y) => received.get(x)! - received.get(y)! || x.second - y.second);
   let state: GeofenceState | null = null;
   const changes: GeofenceChange[] = [];
-  let batch: GeofenceReading[] = [];
+  let batch: G[] = [];
   let ignored = 0;
+  let late = 0;
   const flush = () => {
-    const result = evaluate(state === null ? null : (JSON.parse(JSON.stringify(state)) as GeofenceState), batch, opts);
+    if (batch.length === 0) return;
+    const now = Math.max(...batch.map((g) => received.get(g)!));
+    const shuffled = [...batch].sort((x, y) => x.shuffle - y.shuffle).map((g) => toReading(g, received.get(g)));
+    const result = evaluate(state === null ? null : (JSON.parse(JSON.stringify(state)) as GeofenceState), shuffled, { ...opts, now });
     state = result.state;
     changes.push(...result.changes);
     ignored += result.ignored;
+    late += result.late;
     batch = [];
   };
   for (const g of order) {
-    batch.push(toReading(g));
+    batch.push(g);
     if (g.cut) flush();
   }
   flush();
-  const last = settle(state!, opts);
-  changes.push(...last.changes);
-  return { changes, state: last.state, ignored };
+  const settled = settle(state!, opts);
+  changes.push(...settled.changes);
+  return { changes, state: settled.state, ignored, late };
 }
 
+/** The state without what depends on delivery (receipt times) rather than on the readings. */
+const eventTimeOf = (state: GeofenceState) => ({
+  ...state,
+  lastReceivedAt: null,
+  devices: Object.fromEntries(Object.entries(state.devices).map(([id, d]) => [id, d.w])),
+});
+
 describe('evaluation in event time (property-based)', () => {
-  it('readings shuffled within the lateness bound and split into batches give exactly the visits, alerts and excursions of the in-order run', () => {
+  it('devices with different delays, each in its own time order, any split into batches and any order within one give exactly the in-order run', () => {
     fc.assert(
-      fc.property(timeline, (generated) => {
-        const expected = inOrder(generated.map(toReading));
-        const actual = inBatches(generated);
+      fc.property(timeline, delays, (generated, deviceDelays) => {
+        const all = withHeartbeats(generated);
+        const expected = inOrder(all.map((g) => toReading(g)));
+        const actual = inBatches(all, deviceDelays);
         expect(actual.ignored).toBe(0);
+        expect(actual.late).toBe(0);
         expect(sortedJson(actual.changes)).toEqual(sortedJson(expected.changes));
         expect(finalPeaks(actual.changes)).toEqual(finalPeaks(expected.changes));
         expect(excursionsOf(actual.state)).toEqual(excursionsOf(expected.state));
-        expect(actual.state).toEqual(expected.state);
+        expect(eventTimeOf(actual.state)).toEqual(eventTimeOf(expected.state));
       }),
       { numRuns: 300 },
     );
@@ -123,8 +175,8 @@ describe('evaluation in event time (property-based)', () => {
 
   it('publishes no event twice across re-evaluations and never two open alerts of one device and kind', () => {
     fc.assert(
-      fc.property(timeline, (generated) => {
-        const { changes } = inBatches(generated);
+      fc.property(timeline, delays, (generated, deviceDelays) => {
+        const { changes } = inBatches(withHeartbeats(generated), deviceDelays);
         const events = published(changes).map((c) => `${c.type}/${c.key}`);
         expect(new Set(events).size).toBe(events.length);
         const open = new Map<string, number>();
@@ -150,32 +202,61 @@ describe('evaluation in event time (property-based)', () => {
     );
   });
 
-  it('a state stored without its readings and restored from the readings recorded since its horizon is the same state', () => {
+  it('a state stored without its readings and restored from the readings recorded since its horizon is the same state, watermarks included', () => {
     fc.assert(
       fc.property(timeline, fc.integer({ min: 0, max: 2000 }), (generated, split) => {
-        const readings = generated.map(toReading);
+        const readings = generated.map((g) => toReading(g));
         const delivered = readings.filter((r) => Date.parse(String(r.recordedAt)) < T0 + split * 1000);
         const first = evaluate(null, delivered, opts);
         const stored = JSON.parse(JSON.stringify(withoutPending(first.state))) as GeofenceState;
         const since = delivered.filter((r) => stored.horizon === null || Date.parse(String(r.recordedAt)) >= stored.horizon);
-        const restored = evaluate(stored, since, opts);
+        const restored = restore(stored, since, opts);
         expect(restored.changes).toEqual([]);
+        expect(restored.late).toBe(0);
         expect(restored.state).toEqual(first.state);
       }),
       { numRuns: 200 },
     );
   });
 
-  it('a reading older than the lateness bound changes nothing published and nothing kept', () => {
+  it('a reading older than its own device\'s watermark is counted late and changes nothing published', () => {
     fc.assert(
-      fc.property(timeline, reading, (generated, old) => {
-        const first = evaluate(null, generated.map(toReading), opts);
-        const horizon = first.state.horizon!;
-        const stale = { ...toReading(old), recordedAt: new Date(horizon - 1 - old.second * 1000).toISOString() };
+      fc.property(timeline, delays, reading, fc.integer({ min: 1, max: 2000 }), (generated, deviceDelays, old, back) => {
+        const first = inBatches(withHeartbeats(generated), deviceDelays);
+        // Everything published (settled), then one reading of a device recorded before its watermark.
+        const watermark = first.state.devices[old.deviceId].w;
+        const stale = { ...toReading(old), recordedAt: new Date(watermark - back * 1000).toISOString(), receivedAt: new Date(first.state.lastReceivedAt!).toISOString() };
         const after = evaluate(first.state, [stale], opts);
+        expect(after.late).toBe(1);
         expect(after.ignored).toBe(1);
         expect(after.changes).toEqual([]);
-        expect(after.state).toEqual({ ...first.state, lastReceivedAt: Math.max(first.state.lastReceivedAt!, Date.parse(stale.receivedAt as string)) });
+        const device = first.state.devices[old.deviceId];
+        const receipt = Math.max(device.r, first.state.lastReceivedAt!);
+        expect(after.state).toEqual({ ...first.state, devices: { ...first.state.devices, [old.deviceId]: { ...device, r: receipt } } });
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a late reading at or after the horizon counts for what is not published yet and repeats nothing published', () => {
+    fc.assert(
+      fc.property(timeline, reading, (generated, old) => {
+        // Device c reported once at the start and holds the horizon there; a and b ran ahead.
+        const readings = generated.filter((g) => g.deviceId !== 'c').map((g) => toReading(g));
+        const start = evaluate(null, [{ deviceId: 'c', recordedAt: new Date(T0).toISOString(), receivedAt: new Date(T0).toISOString() }, ...readings], opts);
+        const device = old.deviceId === 'c' ? 'a' : old.deviceId;
+        const watermark = start.state.devices[device].w;
+        fc.pre(watermark > start.state.horizon!);
+        const t = start.state.horizon! + Math.floor((watermark - start.state.horizon!) / 2);
+        fc.pre(!readings.some((r) => r.deviceId === device && Date.parse(String(r.recordedAt)) === t));
+        const stale = { ...toReading({ ...old, deviceId: device }), recordedAt: new Date(t).toISOString(), receivedAt: new Date(T0).toISOString() };
+        const after = evaluate(start.state, [stale], opts);
+        expect(after.late).toBe(1);
+        expect(after.ignored).toBe(0);
+        expect(after.state.pending).toHaveLength(start.state.pending.length + 1);
+        const published = new Set(start.changes.filter((c) => c.type !== 'alertPeak').map((c) => `${c.type}/${c.key}`));
+        const rest = [...after.changes, ...settle(after.state, opts).changes];
+        for (const c of rest) if (c.type !== 'alertPeak') expect(published.has(`${c.type}/${c.key}`)).toBe(false);
       }),
       { numRuns: 200 },
     );

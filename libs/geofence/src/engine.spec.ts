@@ -6,8 +6,10 @@ import {
   excursionsOf,
   openSignalLoss,
   settle,
+  restore,
   settleDueAt,
   signalLossDue,
+  withoutPending,
   type EvaluationOptions,
 } from './engine.js';
 import { EARTH_RADIUS_METERS } from './geo.js';
@@ -38,8 +40,8 @@ function options(overrides: Partial<EvaluationOptions> = {}): EvaluationOptions 
 }
 
 /** Everything final: one evaluation of all readings, then settle. */
-function run(readings: GeofenceReading[], opts = options()): { changes: GeofenceChange[]; state: GeofenceState } {
-  const first = evaluate(null, readings, opts);
+function run(readings: GeofenceReading[], opts = options(), from: GeofenceState | null = null): { changes: GeofenceChange[]; state: GeofenceState } {
+  const first = evaluate(from, readings, opts);
   const last = settle(first.state, opts);
   return { changes: [...first.changes, ...last.changes], state: last.state };
 }
@@ -213,7 +215,7 @@ describe('alerts', () => {
 
   it('closes an open alert when its condition is removed, at the next reading', () => {
     const first = run([measure(0, { lightLux: 500 })], opts);
-    const next = settle(evaluate(first.state, [measure(10, { lightLux: 500 })], options({ conditions: {}, latenessSeconds: 0 })).state, options({ conditions: {} }));
+    const next = run([measure(10, { lightLux: 500 })], options({ conditions: {}, latenessSeconds: 0 }), first.state);
     expect(next.changes).toEqual([{ type: 'alertClosed', key: `Light/d1/${at(0)}`, kind: 'Light', deviceId: 'd1', endedAt: at(10), peakValue: 500 }]);
   });
 
@@ -249,7 +251,8 @@ describe('alerts', () => {
     expect(released.state.inside).toEqual({});
     const { changes } = run([position(300, 5000, null, 'b')], options());
     expect(changes).toEqual([]);
-    const after = settle(evaluate(released.state, [position(300, 5000, null, 'b')], options()).state, options());
+    const after = run([position(300, 5000, null, 'b')], options(), released.state);
+    expect(released.state.devices).not.toHaveProperty('a');
     expect(visits(after.changes)).toEqual([{ type: 'departed', key: `warehouse/${at(0)}`, poiId: 'warehouse', arrivedAt: at(0), departedAt: at(100) }]);
   });
 });
@@ -287,32 +290,59 @@ describe('SignalLoss', () => {
   });
 });
 
-describe('event time and the lateness bound', () => {
-  it('publishes only what is final: decisions wait until the newest reading is the lateness bound past them', () => {
+describe('event time and per-device watermarks', () => {
+  const arrival = { type: 'arrived', key: `warehouse/${at(0)}`, poiId: 'warehouse', arrivedAt: at(0) };
+
+  it("a single device's arrival is published with the reading that confirms it (arrivedAt + dwell), not a lateness bound later", () => {
     const opts = options({ latenessSeconds: 300 });
-    const first = evaluate(null, [position(0, 50), position(100, 50)], opts);
+    const first = evaluate(null, [position(0, 50), position(59, 50)], opts);
     expect(first.changes).toEqual([]);
-    const second = evaluate(first.state, [position(350, 50)], opts);
-    expect(second.changes).toEqual([]);
-    const third = evaluate(second.state, [position(400, 50)], opts);
-    expect(third.changes).toEqual([{ type: 'arrived', key: `warehouse/${at(0)}`, poiId: 'warehouse', arrivedAt: at(0) }]);
+    const second = evaluate(first.state, [position(60, 50)], opts);
+    expect(second.changes).toEqual([arrival]);
+    expect(second.state.devices).toEqual({ d1: { w: T0 + 60000, r: T0 + 60000 } });
   });
 
-  it('a late reading within the bound is evaluated in recordedAt order and makes a past visit with its true times', () => {
-    const opts = options({ latenessSeconds: 600 });
-    const first = evaluate(null, [position(0, 5000), position(1000, 5000)], opts);
-    const late = evaluate(first.state, [position(500, 50), position(700, 5000)], opts);
-    const done = settle(late.state, opts);
-    expect(visits([...late.changes, ...done.changes])).toEqual([
+  it("a second device holds decisions back until its own watermark passes them, or until it is silent for the bound", () => {
+    const opts = options({ latenessSeconds: 300 });
+    // d2 reported at 0 and buffers; d1's readings confirm the arrival at 60.
+    const first = evaluate(null, [measure(0, { batteryPercent: 50 }, 'd2'), position(0, 50), position(100, 50)], { ...opts, now: at(100) });
+    expect(first.changes).toEqual([]);
+    expect(first.state.horizon).toBe(T0 + 1);
+    expect(settleDueAt(first.state, 300, at(100))?.toISOString()).toBe(at(300));
+    // d2's buffer arrives, in its own order: its watermark passes 60.
+    const buffered = evaluate(first.state, [measure(30, { batteryPercent: 50 }, 'd2'), measure(70, { batteryPercent: 50 }, 'd2')], { ...opts, now: at(110) });
+    expect(buffered.changes).toEqual([arrival]);
+    expect(buffered.late).toBe(0);
+    // Or d2 stays silent: 300 s after its last receipt, it holds nothing back any more.
+    expect(evaluate(first.state, [], { ...opts, now: at(299) }).changes).toEqual([]);
+    const silent = evaluate(first.state, [], { ...opts, now: at(300) });
+    expect(silent.changes).toEqual([arrival]);
+    expect(settleDueAt(silent.state, 300, at(300))).toBeNull();
+  });
+
+  it('an assigned device that has not reported holds back from its assignment, for the bound', () => {
+    const opts = options({ latenessSeconds: 300, assigned: [{ deviceId: 'd2', assignedAt: at(0) }] });
+    const first = evaluate(null, [position(0, 50), position(100, 50)], { ...opts, now: at(100) });
+    expect(first.changes).toEqual([]);
+    expect(evaluate(first.state, [], { ...opts, now: at(300) }).changes).toEqual([arrival]);
+  });
+
+  it('buffered readings of a device in its own time order make a past visit with their true times', () => {
+    const opts = options({ latenessSeconds: 1200 });
+    const first = evaluate(null, [position(0, 5000, null, 'd2'), position(0, 5000), position(1000, 5000)], opts);
+    const buffered = evaluate(first.state, [position(500, 50, null, 'd2'), position(700, 5000, null, 'd2')], opts);
+    const done = settle(buffered.state, opts);
+    expect(visits([...buffered.changes, ...done.changes])).toEqual([
       { type: 'arrived', key: `warehouse/${at(500)}`, poiId: 'warehouse', arrivedAt: at(500) },
       { type: 'departed', key: `warehouse/${at(500)}`, poiId: 'warehouse', arrivedAt: at(500), departedAt: at(700) },
     ]);
   });
 
-  it('a reading older than the bound changes nothing and is counted as ignored', () => {
+  it("a reading older than its device's watermark is late: counted, and it changes nothing published", () => {
     const opts = options({ latenessSeconds: 60 });
     const first = evaluate(null, [position(0, 5000), position(1000, 5000)], opts);
     const late = evaluate(first.state, [position(500, 50), position(600, 50)], opts);
+    expect(late.late).toBe(2);
     expect(late.ignored).toBe(2);
     expect(late.changes).toEqual([]);
     expect(late.state.pending).toEqual(first.state.pending);
@@ -327,7 +357,8 @@ describe('event time and the lateness bound', () => {
 
   it('caps the readings retained: past the cap the oldest become final early', () => {
     const opts = options({ latenessSeconds: 100000, maxPending: 10 });
-    const { state } = evaluate(null, Array.from({ length: 25 }, (_, i) => measure(i, { batteryPercent: 50 })), opts);
+    // d2 holds the horizon at its reading at 0; d1's 1..24 are retained, 10 of them at most.
+    const { state } = evaluate(null, [measure(0, { batteryPercent: 50 }, 'd2'), ...Array.from({ length: 25 }, (_, i) => measure(i, { batteryPercent: 50 }))], opts);
     expect(state.pending).toHaveLength(10);
     expect(state.horizon).toBe(T0 + 15000);
   });
@@ -342,11 +373,26 @@ describe('event time and the lateness bound', () => {
     expect(b).toEqual(a);
   });
 
-  it('tells when to evaluate and when to settle', () => {
+  it('tells when to evaluate and when to look again: when a device holding back retained readings turns silent', () => {
     expect(evaluationDueAt(at(10), 1000).toISOString()).toBe(at(11));
-    const { state } = evaluate(null, [{ ...position(0, 50), receivedAt: at(3) }], options({ latenessSeconds: 600 }));
+    const { state } = evaluate(null, [{ ...position(0, 50, null, 'd2'), receivedAt: at(3) }, position(100, 50)], options({ latenessSeconds: 600 }));
     expect(settleDueAt(state, 600)?.toISOString()).toBe(at(603));
-    expect(settleDueAt(settle(state, options()).state, 600)?.toISOString()).toBe(at(603)); // the arrival still waits for its dwell
-    expect(settleDueAt(run([measure(0, { batteryPercent: 50 })]).state, 600)).toBeNull();
+    expect(settleDueAt(state, 600, at(603))).toBeNull(); // silent by then: it holds nothing back
+    expect(settleDueAt(settle(state, options()).state, 600)).toBeNull();
+    // A single device holds back nothing: its readings are final as they come.
+    expect(settleDueAt(evaluate(null, [position(0, 50)], options()).state, 600)).toBeNull();
+  });
+
+  it('restores a stored state from the readings since its horizon without counting them late, and reads a version 1 state', () => {
+    const opts = options({ latenessSeconds: 600 });
+    const readings = [position(0, 5000, null, 'd2'), position(0, 50), position(100, 50)];
+    const first = evaluate(null, readings, opts);
+    const stored = JSON.parse(JSON.stringify(withoutPending(first.state))) as GeofenceState;
+    const restored = restore(stored, readings.slice(1), opts);
+    expect(restored).toMatchObject({ late: 0, changes: [], state: first.state });
+    const { devices: _devices, ...v1 } = { ...stored, v: 1 as const };
+    const fromV1 = restore(v1 as GeofenceState, readings.slice(1), opts);
+    expect(fromV1.state.v).toBe(2);
+    expect(fromV1.state.devices).toEqual({ d1: { w: T0 + 100000, r: T0 + 100000 } });
   });
 });

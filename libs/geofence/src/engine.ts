@@ -21,8 +21,19 @@ export interface EvaluationOptions {
   places: PlaceIndex;
   conditions: Conditions | null;
   status: ShipmentStatus;
-  /** EVALUATION_LATENESS_SECONDS. */
+  /**
+   * EVALUATION_LATENESS_SECONDS: a device silent that long in server time (since its last reading's
+   * receipt, or its assignment if later) no longer holds back what the others' readings decide.
+   */
   latenessSeconds: number;
+  /** Server time of the evaluation, for the devices' silence (default: the newest receipt the state knows). */
+  now?: Instant;
+  /**
+   * The devices assigned to the shipment, with the start of their assignment (server time). One not yet
+   * known starts with its watermark just before that start and holds back the others from then on, until
+   * it reports or is silent for the bound. Devices not listed are learned from their first reading.
+   */
+  assigned?: readonly { deviceId: string; assignedAt: Instant }[];
   /** Cap on retained readings (default DEFAULT_MAX_PENDING). */
   maxPending?: number;
 }
@@ -33,6 +44,11 @@ export interface EvaluationResult {
   changes: GeofenceChange[];
   /** Readings given that were ignored for decisions: older than the horizon, or repeated. */
   ignored: number;
+  /**
+   * Readings given that were late: recorded before their own device's watermark as it was before this
+   * evaluation (repeats included). Those at or after the horizon still count for what is not published.
+   */
+  late: number;
   excursions: Excursions;
 }
 
@@ -49,14 +65,20 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * place), so they are shared rather than copied, which keeps an evaluation's cost independent of them.
  */
 function copyState(state: GeofenceState): GeofenceState {
-  return { ...structuredClone({ ...state, pending: [] }), pending: state.pending };
+  const copy: GeofenceState = { ...structuredClone({ ...state, pending: [] }), pending: state.pending };
+  // A version 1 state (stored before per-device watermarks) knows no device yet: they are learned again
+  // from the readings restored with it and from the next ones.
+  copy.devices ??= {};
+  copy.v = 2;
+  return copy;
 }
 
 export function initialState(): GeofenceState {
   return {
-    v: 1,
+    v: 2,
     horizon: null,
     watermark: null,
+    devices: {},
     clock: null,
     lastReceivedAt: null,
     pending: [],
@@ -73,8 +95,9 @@ export function initialState(): GeofenceState {
  * The state without its retained readings, for storing: they can be read back from the readings
  * store, since the retained readings are exactly the shipment's stored readings recorded at or after
  * `horizon` (a reading so recorded was accepted whenever it arrived: the horizon only moves forward).
- * To restore, pass those readings to `evaluate` with the stored state: they are accepted again,
- * repeats are ignored, and the outcome is the same as if they had never left.
+ * To restore, pass those readings to `restore` with the stored state: they are accepted again (the
+ * devices' watermarks were stored, so they are not late), and the outcome is the same as if they had
+ * never left.
  */
 export function withoutPending(state: GeofenceState): GeofenceState {
   return { ...state, pending: [] };
@@ -86,17 +109,36 @@ export function evaluationDueAt(newestIngestedAt: Instant, delayMs: number): Dat
 }
 
 /**
- * When the service should call `settle` if no reading arrives meanwhile: the lateness bound in server
- * time after the newest receipt. Null when nothing waits to become final.
+ * When the service should evaluate the shipment again if no reading arrives meanwhile: the first moment
+ * after `now` at which a device that holds back retained readings (its watermark behind the newest) has
+ * been silent for the lateness bound, so that the others' readings become final without it. Null when
+ * nothing is retained, or no device holds anything back.
  */
-export function settleDueAt(state: GeofenceState, latenessSeconds: number): Date | null {
-  if (state.pending.length === 0 && !hasWaitingDeadline(state)) return null;
-  if (state.lastReceivedAt === null) return null;
-  return new Date(state.lastReceivedAt + latenessSeconds * 1000);
+export function settleDueAt(state: GeofenceState, latenessSeconds: number, now?: Instant): Date | null {
+  if (state.pending.length === 0 || state.watermark === null) return null;
+  const after = now === undefined ? -Infinity : toMillis(now);
+  let due: number | null = null;
+  for (const device of Object.values(state.devices ?? {})) {
+    if (device.w >= state.watermark) continue;
+    const silentAt = device.r + latenessSeconds * 1000;
+    if (silentAt > after && (due === null || silentAt < due)) due = silentAt;
+  }
+  return due === null ? null : new Date(due);
 }
 
-function hasWaitingDeadline(state: GeofenceState): boolean {
-  return Object.values(state.places).some((p) => p.since !== null) || Object.values(state.alerts).some((a) => !a.open);
+/**
+ * The publish horizon the devices allow at server time `now`: just after the least watermark of the
+ * devices not silent for the bound (everything up to it is in hand, as each device sends in its own time
+ * order), or after the newest watermark when every device is silent. -Infinity when no device is known.
+ */
+function publishHorizon(state: GeofenceState, now: number | null, latenessSeconds: number): number {
+  let least = Infinity;
+  let newest = -Infinity;
+  for (const device of Object.values(state.devices)) {
+    newest = Math.max(newest, device.w);
+    if (now === null || now - device.r < latenessSeconds * 1000) least = Math.min(least, device.w);
+  }
+  return (least === Infinity ? newest : least) + 1;
 }
 
 const compareSamples = (a: Sample, b: Sample): number => a.t - b.t || (a.d < b.d ? -1 : a.d > b.d ? 1 : 0);
@@ -118,23 +160,57 @@ function toSample(reading: GeofenceReading, t: number): Sample {
 }
 
 /**
- * Evaluates one shipment: takes the readings ingested since the last evaluation, ignores those
- * recorded before the horizon, and makes final (folds) every retained reading recorded before the new
- * horizon (newest recordedAt minus the lateness bound), in (recordedAt, deviceId) order. The changes
- * returned are exactly the decisions that became final; none can be returned again by any later call on
- * the state returned (see docs/geofence-evaluation.md). The given state is not modified.
+ * Evaluates one shipment: takes the readings ingested since the last evaluation, moves their devices'
+ * watermarks, ignores those recorded before the horizon, and makes final (folds) every retained reading
+ * recorded up to the new publish horizon (the least watermark of the devices not silent for the
+ * lateness bound at `options.now`), in (recordedAt, deviceId) order. The changes returned are exactly the
+ * decisions that became final; none can be returned again by any later call on the state returned (see
+ * docs/geofence-evaluation.md). The given state is not modified.
  */
 export function evaluate(previous: GeofenceState | null, readings: readonly GeofenceReading[], options: EvaluationOptions): EvaluationResult {
+  return evaluateReadings(previous, readings, options, false);
+}
+
+/**
+ * Restores a state stored with `withoutPending`: `readings` are the shipment's stored readings recorded at
+ * or after its horizon (those it retained, and any not evaluated yet). As `evaluate`, except that readings
+ * the stored watermarks already cover are not counted late and do not end SignalLoss (they were taken in
+ * before).
+ */
+export function restore(stored: GeofenceState, readings: readonly GeofenceReading[], options: EvaluationOptions): EvaluationResult {
+  return evaluateReadings(stored, readings, options, true);
+}
+
+function evaluateReadings(previous: GeofenceState | null, readings: readonly GeofenceReading[], options: EvaluationOptions, restoring: boolean): EvaluationResult {
   const state = copyState(previous ?? initialState());
+  for (const { deviceId, assignedAt } of options.assigned ?? []) {
+    if (state.devices[deviceId]) continue;
+    const since = toMillis(assignedAt);
+    state.devices[deviceId] = { w: since - 1, r: since };
+  }
   const run = new Run(state, options);
   let ignored = 0;
+  let late = 0;
   let firstReceipt: number | null = null;
+  /** The devices' watermarks before this evaluation: lateness does not depend on the order within a batch. */
+  const watermarks = new Map<string, number>();
   const accepted: Sample[] = [];
   for (const reading of readings) {
     const t = toMillis(reading.recordedAt);
     const received = toMillis(reading.receivedAt);
     state.lastReceivedAt = state.lastReceivedAt === null ? received : Math.max(state.lastReceivedAt, received);
-    firstReceipt = firstReceipt === null ? received : Math.min(firstReceipt, received);
+    const device = state.devices[reading.deviceId];
+    let before = watermarks.get(reading.deviceId);
+    if (before === undefined) watermarks.set(reading.deviceId, (before = device?.w ?? -Infinity));
+    if (!restoring && t < before) late++;
+    // Any new reading ends SignalLoss; on a restore, those the watermark covers were taken in before.
+    if (!restoring || t > before) firstReceipt = firstReceipt === null ? received : Math.min(firstReceipt, received);
+    if (device) {
+      device.w = Math.max(device.w, t);
+      device.r = Math.max(device.r, received);
+    } else {
+      state.devices[reading.deviceId] = { w: t, r: received };
+    }
     if (state.horizon !== null && t < state.horizon) {
       ignored++;
       continue;
@@ -170,24 +246,25 @@ export function evaluate(previous: GeofenceState | null, readings: readonly Geof
     state.watermark = state.watermark === null ? newest : Math.max(state.watermark, newest);
   }
   if (state.watermark !== null) {
-    let horizon = Math.max(state.horizon ?? -Infinity, state.watermark - options.latenessSeconds * 1000);
+    const now = options.now === undefined ? state.lastReceivedAt : toMillis(options.now);
+    let horizon = Math.max(state.horizon ?? -Infinity, publishHorizon(state, now, options.latenessSeconds));
     const max = options.maxPending ?? DEFAULT_MAX_PENDING;
     if (state.pending.length > max) horizon = Math.max(horizon, state.pending[state.pending.length - max].t);
     run.foldUntil(horizon);
   }
-  return { state, changes: run.finish(), ignored, excursions: excursionsOf(state) };
+  return { state, changes: run.finish(), ignored, late, excursions: excursionsOf(state) };
 }
 
 /**
- * Makes everything retained final, as if the lateness bound had passed: the service calls it once the
- * shipment has been silent for the bound in server time (`settleDueAt`), and before closing it. Later
- * readings recorded at or before the newest one evaluated are ignored.
+ * Makes everything retained final, as if every device had been silent for the lateness bound: the
+ * service calls it before closing the shipment. Later readings recorded at or before the newest one
+ * evaluated are ignored.
  */
 export function settle(previous: GeofenceState, options: EvaluationOptions): EvaluationResult {
   const state = copyState(previous);
   const run = new Run(state, options);
   if (state.watermark !== null) run.foldUntil(state.watermark + 1);
-  return { state, changes: run.finish(), ignored: 0, excursions: excursionsOf(state) };
+  return { state, changes: run.finish(), ignored: 0, late: 0, excursions: excursionsOf(state) };
 }
 
 /**
@@ -255,6 +332,7 @@ export function closeAlerts(previous: GeofenceState, at: Instant, deviceId?: str
   if (deviceId !== undefined) {
     const clock = state.clock;
     state.pending = state.pending.filter((s) => s.d !== deviceId);
+    delete state.devices[deviceId];
     for (const track of [state.temperature, state.humidity]) {
       if (track.out.includes(deviceId)) setOut(track, deviceId, false, clock ?? 0);
     }

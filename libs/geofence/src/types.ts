@@ -127,16 +127,27 @@ export interface ExcursionTrack {
   since: number | null;
 }
 
+/** What the state keeps of one device of the shipment (its per-device watermark). */
+export interface DeviceTrack {
+  /** The watermark: the newest `recordedAt` evaluated for the device (its assignment's start - 1 ms before any). */
+  w: number;
+  /** The newest `receivedAt` of its readings (or its assignment, if later): server time, for its silence. */
+  r: number;
+}
+
 /**
  * Everything the evaluation keeps for one shipment between two evaluations, JSON-serialisable (plain
  * numbers, strings, arrays and objects). Times are epoch milliseconds. See docs/geofence-evaluation.md.
+ * Version 1 (no `devices`) is read as version 2 with no device known yet.
  */
 export interface GeofenceState {
-  v: 1;
+  v: 1 | 2;
   /** Readings recorded before this are ignored; everything before it is final and folded below. */
   horizon: number | null;
-  /** The newest `recordedAt` accepted. */
+  /** The newest `recordedAt` accepted, over every device. */
   watermark: number | null;
+  /** Per device: its watermark and last receipt; the publish horizon is the least watermark of those not silent. */
+  devices: Record<string, DeviceTrack>;
   /** The event time the folded state has reached. */
   clock: number | null;
   /** The newest `receivedAt` of any reading given, accepted or not (for SignalLoss and settling). */

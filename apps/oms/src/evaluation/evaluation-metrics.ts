@@ -9,6 +9,8 @@ export class EvaluationMetrics {
   /** Evaluations that had to restore a shipment's state from the database and the DMS. */
   readonly restores: Counter;
   readonly alertsOpened: Counter<'kind'>;
+  /** Readings recorded before their own device's watermark (they change nothing already published). */
+  readonly lateReadings: Counter;
   private readonly lag: Histogram;
   private newestReceivedAt: number | null = null;
 
@@ -17,6 +19,11 @@ export class EvaluationMetrics {
     this.restores = new Counter({
       name: 'evaluation_restores_total',
       help: "Evaluations that restored a shipment's state (another replica evaluated it last, or this one restarted).",
+      registers,
+    });
+    this.lateReadings = new Counter({
+      name: 'evaluation_late_readings_total',
+      help: "Readings evaluated that were recorded before their own device's watermark: stored, but they change nothing already published.",
       registers,
     });
     this.alertsOpened = new Counter({ name: 'alerts_opened_total', help: 'Alerts this worker opened, by kind.', labelNames: ['kind'] as const, registers });

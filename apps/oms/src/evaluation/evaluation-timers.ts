@@ -13,8 +13,8 @@ export const EVALUATION_TIMERS_QUEUE = 'evaluation-timers';
 const SWEEP_BATCH = 500;
 
 /**
- * The evaluation's timers (docs/geofence-evaluation.md): settling a shipment silent for the lateness
- * bound, and SignalLoss. Each evaluation stores in the shipment's record when the timers must look at it
+ * The evaluation's timers (docs/geofence-evaluation.md): a device holding its shipment back that has been
+ * silent for the lateness bound, and SignalLoss. Each evaluation stores in the shipment's record when the timers must look at it
  * next (`due_at`); starting, closing or changing the conditions of a shipment makes it due at once. A
  * BullMQ job scheduler with a fixed id (`IntervalJob`) runs the sweep once per `EVALUATION_SWEEP_INTERVAL_MS` across all
  * workers; each due shipment is evaluated with no new readings, under its record's lock, so a timer that

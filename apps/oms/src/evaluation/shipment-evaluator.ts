@@ -11,6 +11,7 @@ import {
   type GeofenceState,
   openSignalLoss,
   type PlaceIndex,
+  restore,
   settle,
   settleDueAt,
   signalLossDue,
@@ -127,26 +128,20 @@ export class ShipmentEvaluator {
     places: PlaceIndex,
   ): Promise<GeofenceState> {
     const lateness = this.config.EVALUATION_LATENESS_SECONDS;
-    const options = this.optionsOf(shipment, places);
+    const options = this.optionsOf(shipment, places, now);
     const changes: GeofenceChange[] = [];
     let state = await this.current(outcomes, shipment, record, options, changes);
-    if (readings.length > 0 || state === null) {
-      const result = evaluate(state, readings, options());
-      state = result.state;
-      changes.push(...result.changes);
-    }
-    const settleAt = settleDueAt(state, lateness);
-    if (settleAt !== null && settleAt.getTime() <= now) {
-      const settled = settle(state, options());
-      state = settled.state;
-      changes.push(...settled.changes);
-    }
+    // With no readings (the timers), this publishes what a device silent for the bound no longer holds back.
+    const result = evaluate(state, readings, options());
+    state = result.state;
+    changes.push(...result.changes);
+    if (result.late > 0) this.metrics.lateReadings.inc(result.late);
     await this.record(outcomes, changes);
     const signalLoss = openSignalLoss(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0, now);
     state = signalLoss.state;
     await this.record(outcomes, signalLoss.changes);
     await this.recordExcursions(outcomes, shipment, state);
-    const dueAt = earliest(settleDueAt(state, lateness), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
+    const dueAt = earliest(settleDueAt(state, lateness, now), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
     outcomes.saveState(record.version, withoutPending(state), dueAt);
     return state;
   }
@@ -168,13 +163,14 @@ export class ShipmentEvaluator {
     now: number,
     places: PlaceIndex,
   ): Promise<void> {
-    const options = this.optionsOf(shipment, places);
+    const options = this.optionsOf(shipment, places, now);
     const changes: GeofenceChange[] = [];
     let state = await this.current(outcomes, shipment, record, options, changes);
     if (readings.length > 0) {
       const result = evaluate(state, readings, options());
       state = result.state;
       changes.push(...result.changes);
+      if (result.late > 0) this.metrics.lateReadings.inc(result.late);
     }
     if (state === null) return;
     const settled = settle(state, options());
@@ -187,15 +183,17 @@ export class ShipmentEvaluator {
     await this.recordExcursions(outcomes, shipment, closed.state);
   }
 
-  private optionsOf(shipment: ShipmentEntity, places: PlaceIndex): () => EvaluationOptions {
+  /** The engine's options as the shipment is now (an autoTransition changes its status); `now` is server time. */
+  private optionsOf(shipment: ShipmentEntity, places: PlaceIndex, now: number): () => EvaluationOptions {
     const latenessSeconds = this.config.EVALUATION_LATENESS_SECONDS;
-    return () => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds });
+    return () => ({ places, conditions: shipment.conditions, status: shipment.status, latenessSeconds, now });
   }
 
   /**
    * The shipment's engine state as of its record: from memory when this process made the last
-   * evaluation, else the stored state with the readings it retained read again from the DMS (every
-   * reading at or after the horizon), whose changes go to `changes`. Null: never evaluated.
+   * evaluation, else the stored state (with its devices' watermarks) and the readings it retained read
+   * again from the DMS (every reading at or after the horizon), whose changes go to `changes`. Null: never
+   * evaluated.
    */
   private async current(
     outcomes: ShipmentOutcomes,
@@ -210,7 +208,7 @@ export class ShipmentEvaluator {
     // Another process evaluated last, or this one restarted.
     this.metrics.restores.inc();
     const retained = await this.dms.shipmentReadings({ ...outcomes.account, shipmentId: shipment.id, from: record.state.horizon ?? 0 });
-    const restored = evaluate(record.state, retained, options());
+    const restored = restore(record.state, retained, options());
     changes.push(...restored.changes);
     return restored.state;
   }
