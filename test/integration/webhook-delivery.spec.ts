@@ -1,5 +1,3 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Delivery, EventType, type Webhook as WebhookResource } from '@tracking/contracts';
 import { type EventRecord, recordEvents } from '@tracking/outbox';
 import pg from 'pg';
@@ -13,6 +11,7 @@ import { eventually as eventuallyWithin } from '../support/eventually.js';
 import { connectOms } from '../support/oms-database.js';
 import { killServices, spawnService } from '../support/processes.js';
 import { TestStack } from '../support/stack.js';
+import { WebhookReceiver as Receiver } from '../support/webhook-receiver.js';
 
 /*
  * The webhook delivery engine (docs/webhook-delivery.md) against real local receivers: events written into
@@ -24,61 +23,6 @@ const TIMEOUT_MS = 1500;
 const SCHEDULE = [200, 300, 400];
 const DISABLE_AFTER_MS = 3000;
 const DEADLINE_MS = 20000;
-
-/** One request a receiver got. */
-interface Received {
-  at: number;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-type Behaviour = (request: Received, response: ServerResponse, count: number) => void;
-
-/** A local receiver; `behave` decides each answer (default 204), `received` keeps every request. */
-class Receiver {
-  readonly received: Received[] = [];
-  behave: Behaviour = (_request, response) => response.writeHead(204).end();
-  private readonly server: Server;
-  private readonly hanging: ServerResponse[] = [];
-
-  private constructor() {
-    this.server = createServer((request: IncomingMessage, response: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const entry = { at: Date.now(), path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString() };
-        this.received.push(entry);
-        this.behave(entry, response, this.received.length);
-      });
-    });
-  }
-
-  static async start(): Promise<Receiver> {
-    const receiver = new Receiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
-    return receiver;
-  }
-
-  url(path = '/hook'): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
-  }
-
-  /** Never answers (until closed). */
-  hang(): void {
-    this.behave = (_request, response) => void this.hanging.push(response);
-  }
-
-  byId(id: string): Received[] {
-    return this.received.filter((r) => r.headers['webhook-id'] === id);
-  }
-
-  async close(): Promise<void> {
-    for (const response of this.hanging) response.destroy();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** The shared `eventually` with this suite's deadline (deliveries wait out retry schedules). */
 function eventually<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, deadlineMs = DEADLINE_MS): Promise<T> {
