@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Alert, AlertKind } from '@tracking/contracts';
-import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/alerts/evaluation-store.js';
+import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/evaluation/evaluation-store.js';
 import type { TestTenant } from './identity.factory.js';
 import type { TestStack } from '../support/stack.js';
 

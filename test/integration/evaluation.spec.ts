@@ -4,7 +4,7 @@ import { ServiceMetrics } from '@tracking/observability';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/alerts/evaluation-record.repository.js';
+import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/evaluation/evaluation-record.repository.js';
 import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';

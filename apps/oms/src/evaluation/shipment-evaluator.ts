@@ -18,8 +18,8 @@ import {
   withoutPending,
 } from '@tracking/geofence';
 import { LRUCache } from 'lru-cache';
-import type { EvaluationRecord } from '../alerts/evaluation-record.repository.js';
-import { EvaluationStore, type ShipmentOutcomes } from '../alerts/evaluation-store.js';
+import type { EvaluationRecord } from './evaluation-record.repository.js';
+import { EvaluationStore, type ShipmentOutcomes } from './evaluation-store.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';

@@ -25,7 +25,7 @@ import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { JsonReply } from '@tracking/messaging';
 import { AlertLifecycle } from '../alerts/alert-lifecycle.js';
-import { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
+import { EvaluationRecordRepository } from '../evaluation/evaluation-record.repository.js';
 import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { normalizeConditions } from './shipment-conditions.js';

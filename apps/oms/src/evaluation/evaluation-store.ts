@@ -15,14 +15,14 @@ import type { GeofenceState } from '@tracking/geofence';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { AlertLifecycle, type AlertOpened } from '../alerts/alert-lifecycle.js';
+import { type ExcursionMeasure, ExcursionRepository } from '../alerts/excursion.repository.js';
+import { VisitRepository } from '../alerts/visit.repository.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
 import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
-import { AlertLifecycle, type AlertOpened } from './alert-lifecycle.js';
-import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
-import { VisitRepository } from './visit.repository.js';
 
 /**
  * Where the evaluation of readings records what it decides about one shipment (docs/alerts-and-visits.md):
