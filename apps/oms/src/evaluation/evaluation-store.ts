@@ -21,7 +21,7 @@ import { VisitRepository } from '../alerts/visit.repository.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
-import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
+import { recordShipmentEvent, transitionEvent } from '../shipments/shipment-events.js';
 import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
 
 /**
