@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Alert, AlertKind } from '@tracking/contracts';
-import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/alerts/evaluation-store.js';
+import { type Alert, AlertKind, type ShipmentScope, type ShipmentStatus } from '@tracking/contracts';
+import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/evaluation/evaluation-store.js';
 import type { TestTenant } from './identity.factory.js';
 import type { TestStack } from '../support/stack.js';
 
@@ -14,6 +14,25 @@ export function evaluationStore(stack: TestStack, replica = 0): EvaluationStore 
   return oms.get(EvaluationStore, { strict: false });
 }
 
+/**
+ * Runs `work` on the shipment's outcomes in the evaluation's own transaction (`forEvaluations` with a chunk
+ * of one shipment, as the consumer and the timers call it) and answers with the shipment's status; null
+ * when the evaluation would not evaluate it (no such shipment in the account, or closed: a closed
+ * shipment's last evaluation, `closing`, is left alone here).
+ */
+export function inEvaluation<T>(
+  stack: TestStack,
+  scope: ShipmentScope,
+  work: (outcomes: ShipmentOutcomes) => Promise<T>,
+  replica = 0,
+): Promise<{ status: ShipmentStatus; result: T } | null> {
+  return evaluationStore(stack, replica).forEvaluations([scope], async (evaluations) => {
+    const open = evaluations.find((evaluation) => !evaluation.closing);
+    if (!open) return null;
+    return { status: open.outcomes.status, result: await work(open.outcomes) };
+  });
+}
+
 /** Runs `work` on the shipment's outcomes; fails when the store refuses (no such shipment, or closed). */
 export async function withOutcomes<T>(
   stack: TestStack,
@@ -23,7 +42,7 @@ export async function withOutcomes<T>(
   options: { account?: number; replica?: number } = {},
 ): Promise<T> {
   const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[options.account ?? 0]!, shipmentId };
-  const answer = await evaluationStore(stack, options.replica).forShipment(scope, work);
+  const answer = await inEvaluation(stack, scope, work, options.replica);
   if (answer === null) throw new Error(`the evaluation store refused shipment ${shipmentId}`);
   return answer.result;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Alert, AlertKind, type TrackingEvent } from '@tracking/contracts';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluationStore, openAlert, withOutcomes } from '../factories/alert.factory.js';
+import { inEvaluation, openAlert, withOutcomes } from '../factories/alert.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createDevice } from '../factories/device.factory.js';
 import { createSet } from '../factories/set.factory.js';
@@ -16,8 +16,9 @@ import { eventually } from '../support/eventually.js';
 /*
  * Alerts: what clients read and acknowledge (GET /alerts, GET /alerts/{id}, POST /alerts/{id}/acknowledge),
  * and the store the evaluation of readings writes them with (`EvaluationStore`), which these tests call
- * as the evaluation will: the one open alert per (shipment, device, kind) under concurrent opens on two
- * replicas, replays, peaks, closes and their events, and closing shipments closing their alerts.
+ * as the evaluation does (`inEvaluation`: a chunk of one shipment): the one open alert per (shipment,
+ * device, kind) under concurrent opens on two replicas, replays, peaks, closes and their events, and
+ * closing shipments closing their alerts.
  */
 
 const T0 = Date.UTC(2026, 2, 1, 8, 0, 0);
@@ -371,23 +372,22 @@ describe('alerts', () => {
     });
 
     it('refuses an unknown shipment, another account\'s, and a closed one: nothing runs', async () => {
-      const store = evaluationStore(stack);
       let ran = false;
       const work = async () => {
         ran = true;
       };
       const scope = (shipmentId: string, account = 0) => ({ tenantId: tenant.tenantId, accountId: tenant.accountIds[account]!, shipmentId });
-      expect(await store.forShipment(scope(randomUUID()), work)).toBeNull();
-      expect(await store.forShipment(scope('not-a-uuid'), work)).toBeNull();
+      expect(await inEvaluation(stack, scope(randomUUID()), work)).toBeNull();
+      expect(await inEvaluation(stack, scope('not-a-uuid'), work)).toBeNull();
       const theirs = await createShipment(stack, tenant, { account: 1 });
-      expect(await store.forShipment(scope(theirs.id), work)).toBeNull();
+      expect(await inEvaluation(stack, scope(theirs.id), work)).toBeNull();
       const completed = await createShipmentIn(stack, tenant, 'Completed');
       const cancelled = await createShipmentIn(stack, tenant, 'Cancelled');
-      expect(await store.forShipment(scope(completed.id), work)).toBeNull();
-      expect(await store.forShipment(scope(cancelled.id), work)).toBeNull();
+      expect(await inEvaluation(stack, scope(completed.id), work)).toBeNull();
+      expect(await inEvaluation(stack, scope(cancelled.id), work)).toBeNull();
       expect(ran).toBe(false);
       const delivered = await createShipmentIn(stack, tenant, 'Delivered');
-      expect(await store.forShipment(scope(delivered.id), work)).toEqual({ status: 'Delivered', result: undefined });
+      expect(await inEvaluation(stack, scope(delivered.id), work)).toEqual({ status: 'Delivered', result: undefined });
       expect(ran).toBe(true);
     });
   });

@@ -4,7 +4,7 @@ import { ServiceMetrics } from '@tracking/observability';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/alerts/evaluation-record.repository.js';
+import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/evaluation/evaluation-record.repository.js';
 import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
@@ -313,7 +313,7 @@ describe('evaluation of readings', () => {
     await stack.stopWorkers();
     const fresh = await stack.startWorker();
     // Evaluated there now (as a timer would): restored, the second device still holds the horizon.
-    await fresh.get(ShipmentEvaluator).evaluate({ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id }, []);
+    await fresh.get(ShipmentEvaluator).evaluateMany([{ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id, readings: [] }]);
     expect(await visits(shipment.id)).toEqual([]);
     await send(second, path(t0 + 1000, [poi.inside, poi.far, poi.far]));
     // Inside from 1 s (either device), the dwell passed at 2 s: the second's watermark (3 s) passes it.
@@ -418,13 +418,13 @@ describe('evaluation of readings', () => {
     const evaluator = stack.workers[0]!.get(ShipmentEvaluator);
     const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
     // Half the bound later, the silent device still holds the horizon at its watermark.
-    await evaluator.evaluate(scope, [], Date.now() + (LATENESS_SECONDS / 2) * 1000);
+    await evaluator.evaluateMany([{ ...scope, readings: [] }], Date.now() + (LATENESS_SECONDS / 2) * 1000);
     expect(await visits(shipment.id)).toEqual([]);
     // The timers look again when it has been silent for the bound.
     const { rows } = await oms.query<{ due_at: Date }>('SELECT due_at FROM shipment_evaluations WHERE shipment_id = $1', [shipment.id]);
     expect(rows[0]!.due_at.getTime()).toBeLessThanOrEqual(Date.now() + LATENESS_SECONDS * 1000);
     // The bound in server time later (the timers would evaluate it then): the same as the sweep does.
-    await evaluator.evaluate(scope, [], Date.now() + (LATENESS_SECONDS + 1) * 1000);
+    await evaluator.evaluateMany([{ ...scope, readings: [] }], Date.now() + (LATENESS_SECONDS + 1) * 1000);
     expect(await visits(shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: null }]);
   });
 
@@ -531,11 +531,11 @@ describe('evaluation of readings', () => {
     const { readings: stored } = (await stack.request('GET', `${base}/devices/${device.id}/readings?limit=100`, { token: tenant.token })).body;
     const again = stored.map((reading: Record<string, unknown>) => ({ ...reading, deviceId: device.id }));
     const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
-    await stack.workers[0]!.get(ShipmentEvaluator).evaluate(scope, again);
+    await stack.workers[0]!.get(ShipmentEvaluator).evaluateMany([{ ...scope, readings: again }]);
     // A fresh worker has nothing in memory: it restores the state from the record and the DMS first.
     const fresh = await stack.startWorker();
     try {
-      await fresh.get(ShipmentEvaluator).evaluate(scope, again);
+      await fresh.get(ShipmentEvaluator).evaluateMany([{ ...scope, readings: again }]);
     } finally {
       await fresh.close();
       stack.workers.splice(stack.workers.indexOf(fresh), 1);

@@ -8,7 +8,7 @@ import { toDevice } from '../../apps/dms/src/devices/devices.service.js';
 import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
 import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
 import { ShipmentEntity } from '../../apps/oms/src/shipments/shipment.entity.js';
-import { toShipment } from '../../apps/oms/src/shipments/shipments.service.js';
+import { toShipment } from '../../apps/oms/src/shipments/shipment-events.js';
 
 type Row = Record<string, unknown>;
 

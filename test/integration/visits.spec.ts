@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TrackingEvent, Visit, VisitEventData } from '@tracking/contracts';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluationStore, withOutcomes } from '../factories/alert.factory.js';
+import { inEvaluation, withOutcomes } from '../factories/alert.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createShipment, createShipmentIn } from '../factories/shipment.factory.js';
@@ -121,7 +121,7 @@ describe('visits', () => {
     await withOutcomes(stack, tenant, shipment.id, (outcomes) => outcomes.recordArrival({ poiId: poi, arrivedAt: at(10) }));
     expect((await stack.request('POST', `${base}/shipments/${shipment.id}/cancel`, { token: tenant.token })).status).toBe(204);
     const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
-    expect(await evaluationStore(stack).forShipment(scope, (outcomes) => outcomes.recordDeparture({ poiId: poi, arrivedAt: at(10), departedAt: at(20) }))).toBeNull();
+    expect(await inEvaluation(stack, scope, (outcomes) => outcomes.recordDeparture({ poiId: poi, arrivedAt: at(10), departedAt: at(20) }))).toBeNull();
     expect(await visitsOf(shipment.id)).toEqual([{ poiId: poi, arrivedAt: at(10).toISOString(), departedAt: null }]);
   });
 
@@ -144,7 +144,7 @@ describe('visits', () => {
     expectError(await stack.request('GET', `${base}/shipments/${theirs.id}/visits`, { token: tenant.token }), 404, 'ShipmentNotExists');
     expect(await visitsOf(theirs.id, '', 1)).toHaveLength(1);
     // The evaluation store does not take another account's shipment either.
-    expect(await evaluationStore(stack).forShipment({ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: theirs.id }, async () => 1)).toBeNull();
+    expect(await inEvaluation(stack, { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: theirs.id }, async () => 1)).toBeNull();
 
     const viewer = await createTenant(stack, { role: 'Viewer' });
     const admin = await stack.identity.createApplication(viewer.tenantId, 'Admin', 'Admin', '*');

@@ -1,7 +1,7 @@
 import { ConfigError, env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 import { outboxConfigSchema } from '@tracking/outbox';
-import { retryScheduleReader } from './webhooks/delivery/retry-schedule.js';
+import { retryScheduleReader } from '@tracking/webhooks';
 
 export const omsConfigSchema = {
   OMS_DATABASE_URL: env.url({ default: 'postgres://postgres@127.0.0.1:5432/tracking_oms', protocols: ['postgres', 'postgresql'] }),

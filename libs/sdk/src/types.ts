@@ -1,7 +1,7 @@
 /**
- * Names for the API's schemas. The generated ones come from the OpenAPI document the gateway serves
- * (`generated/api.ts`, regenerated with `npm run -s sdk:types`); the resources whose routes the gateway does
- * not serve yet (readings, alerts, events, webhooks) are written here from the API reference until they are.
+ * Names for the API's schemas, derived from the OpenAPI document the gateway serves (`generated/api.ts`,
+ * regenerated with `npm run -s sdk:types`). Written by hand only where the document cannot say what the
+ * SDK promises: each such type says why in its comment.
  */
 import type { components, operations } from './generated/api.js';
 
@@ -43,157 +43,57 @@ export type BulkAssignment = Schemas['BulkAssignmentEntryDto'];
 
 export type ErrorCode = Schemas['ErrorCode'];
 
-// --- Not served by the gateway yet: written from the API reference ("Tracking", "Geofences and
-// condition alerts", "Events and webhooks"); replaced by generated names once the routes are served.
+export type ReadingLocation = Schemas['ReadingLocationDto'];
+export type ReadingInput = Schemas['ReadingInputDto'];
 
-export interface ReadingLocation {
-  lat: number;
-  lng: number;
-  accuracyMeters?: number | null;
-  altitudeMeters?: number | null;
-  speedMps?: number | null;
-  headingDegrees?: number | null;
-}
+/**
+ * Partly by hand: the document marks a stored reading's measurements and location optional (the DTO
+ * shares them with `ReadingInputDto`), while the API always sends every one of them, null when absent,
+ * and a stored location with all its fields.
+ */
+export type Reading = Required<Omit<Schemas['ReadingDto'], 'location'>> & { location: Required<ReadingLocation> | null };
 
-/** One reading as a device cloud sends it: the device by `deviceId` or `serialNumber`, and at least one measurement. */
-export interface ReadingInput {
-  deviceId?: string;
-  serialNumber?: string;
-  recordedAt: string;
-  location?: ReadingLocation | null;
-  temperatureC?: number | null;
-  humidityPercent?: number | null;
-  shockG?: number | null;
-  lightLux?: number | null;
-  batteryPercent?: number | null;
-  pressureHpa?: number | null;
-}
+export type IngestResult = Schemas['IngestResultDto'];
+export type ReadingFilters = QueryOf<operations['readingsList']>;
 
-export interface Reading {
-  id: string;
-  deviceId: string;
-  recordedAt: string;
-  receivedAt: string;
-  location: Required<ReadingLocation> | null;
-  temperatureC: number | null;
-  humidityPercent: number | null;
-  shockG: number | null;
-  lightLux: number | null;
-  batteryPercent: number | null;
-  pressureHpa: number | null;
-}
+export type TrackPoint = Schemas['TrackPointDto'];
+export type Track = Schemas['TrackDto'];
+export type TrackFilters = QueryOf<operations['tracksGet']>;
 
-export interface IngestResult {
-  accepted: number;
-  duplicates: number;
-  rejected: { index: number; error: { code: string; message: string; details?: Record<string, unknown> } }[];
-}
+export type Visit = Schemas['VisitDto'];
 
-export interface ReadingFilters {
-  from?: string;
-  to?: string;
-}
+export type AlertKind = Schemas['AlertKind'];
+export type AlertStatus = Schemas['AlertStatus'];
+export type Alert = Schemas['AlertDto'];
 
-export interface TrackPoint {
-  recordedAt: string;
-  lat: number;
-  lng: number;
-  accuracyMeters: number | null;
-  deviceId: string;
-}
+/** Partly by hand: the document gives the query's `status` and `kind` as any string, not their enums. */
+export type AlertFilters = Omit<QueryOf<operations['alertsList']>, 'status' | 'kind'> & { status?: AlertStatus; kind?: AlertKind };
 
-export interface Track {
-  shipmentId: string;
-  points: TrackPoint[];
-  metadata: { from: string | null; to: string | null; count: number; totalPoints?: number; simplified: boolean };
-}
+export type EventType = Schemas['EventType'];
 
-export interface TrackFilters {
-  from?: string;
-  to?: string;
-  deviceId?: string;
-  maxPoints?: number;
-}
+/**
+ * An event of the account's feed, and the body of a webhook delivery. Partly by hand: `Data` (the
+ * payload's type, which depends on `type`) is a type parameter the document cannot express.
+ */
+export type TrackingEvent<Data = unknown> = Omit<Schemas['EventDto'], 'data'> & { data: Data };
 
-export interface Visit {
-  poiId: string;
-  arrivedAt: string;
-  departedAt: string | null;
-}
-
-export type AlertKind = 'TemperatureHigh' | 'TemperatureLow' | 'HumidityHigh' | 'HumidityLow' | 'Shock' | 'Light' | 'BatteryLow' | 'SignalLoss';
-
-export interface Alert {
-  id: string;
-  shipmentId: string;
-  deviceId: string | null;
-  kind: AlertKind;
-  status: 'Open' | 'Closed';
-  startedAt: string;
-  endedAt: string | null;
-  threshold: number;
-  peakValue: number | null;
-  acknowledgedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AlertFilters {
-  status?: 'Open' | 'Closed';
-  kind?: AlertKind;
-  shipmentId?: string;
-  deviceId?: string;
-}
-
-/** An event of the account's feed, and the body of a webhook delivery. */
-export interface TrackingEvent<Data = unknown> {
-  id: string;
-  type: string;
-  occurredAt: string;
-  accountId: string;
-  data: Data;
-}
-
-export interface EventFilters {
+/**
+ * Partly by hand: `type` also takes a list, which the SDK sends as the comma list the document's single
+ * string describes.
+ */
+export type EventFilters = Omit<QueryOf<operations['eventsList']>, 'type'> & {
   /** One type or several (sent as a comma list). */
   type?: string | string[];
-  /** Start right after this event id. */
-  after?: string;
-}
+};
 
-export interface Webhook {
-  id: string;
-  url: string;
-  description: string | null;
-  eventTypes: string[];
-  status: 'Active' | 'Disabled';
-  disabledReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
+export type WebhookStatus = Schemas['WebhookStatus'];
+export type Webhook = Schemas['WebhookDto'];
 /** A webhook as create and rotate-secret answer it: with its signing secret, shown only there. */
-export interface WebhookWithSecret extends Webhook {
-  secret: string;
-}
+export type WebhookWithSecret = Schemas['WebhookWithSecretDto'];
+export type CreateWebhook = Schemas['CreateWebhookDto'];
+export type UpdateWebhook = Schemas['UpdateWebhookDto'];
 
-export interface CreateWebhook {
-  url: string;
-  description?: string | null;
-  /** `["*"]` for every type, or a list of event types. */
-  eventTypes: string[];
-}
-
-export type UpdateWebhook = Partial<CreateWebhook>;
-
-export interface WebhookDelivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: 'Pending' | 'Succeeded' | 'Failed';
-  /** The last 20 attempts at most, oldest first. */
-  attempts: { at: string; statusCode: number | null; durationMs: number; error: string | null }[];
-  /** Every attempt ever made, also those `attempts` no longer holds. */
-  attemptsTotal: number;
-  nextAttemptAt: string | null;
-}
+export type DeliveryStatus = Schemas['DeliveryStatus'];
+export type DeliveryAttempt = Schemas['DeliveryAttemptDto'];
+/** `attempts` holds the last 20 at most, oldest first; `attemptsTotal` counts every attempt ever made. */
+export type WebhookDelivery = Schemas['DeliveryDto'];

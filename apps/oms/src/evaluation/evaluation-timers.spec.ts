@@ -1,7 +1,7 @@
 import type { Logger } from '@tracking/core';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it } from 'vitest';
-import type { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
+import type { EvaluationRecordRepository } from './evaluation-record.repository.js';
 import type { OmsConfig } from '../config.js';
 import { EvaluationTimers } from './evaluation-timers.js';
 import type { ShipmentEvaluator } from './shipment-evaluator.js';

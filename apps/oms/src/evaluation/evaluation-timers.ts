@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from '@tracking/core';
 import { DataSource } from 'typeorm';
-import { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
+import { EvaluationRecordRepository } from './evaluation-record.repository.js';
 import type { OmsConfig } from '../config.js';
 import { IntervalJob } from '../scheduling/interval-job.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeShipmentReadings } from '../positions/readings-message.js';
+import { decodeShipmentReadings } from './readings-message.js';
 import { byShipment } from './evaluation.consumer.js';
 
 const tenantId = '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f80';

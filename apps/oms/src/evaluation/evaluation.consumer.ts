@@ -5,7 +5,7 @@ import { BoundedSemaphore, type Logger } from '@tracking/core';
 import type { PlaceIndex } from '@tracking/geofence';
 import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@tracking/outbox';
 import type { OmsConfig } from '../config.js';
-import { decodeShipmentReadings, type ShipmentReadings } from '../positions/readings-message.js';
+import { decodeShipmentReadings, type ShipmentReadings } from './readings-message.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { PlaceCache } from './place-cache.js';
 import { EVALUATION_CHUNK, ShipmentEvaluator } from './shipment-evaluator.js';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AlertStoreModule } from '../alerts/alert-store.module.js';
 import { PointOfInterestEntity } from '../points-of-interest/point-of-interest.entity.js';
 import { PointOfInterestRepository } from '../points-of-interest/point-of-interest.repository.js';
 import { EvaluationConsumer } from './evaluation.consumer.js';
 import { EvaluationMetrics } from './evaluation-metrics.js';
+import { EvaluationStoreModule } from './evaluation-store.module.js';
 import { EvaluationTimers } from './evaluation-timers.js';
 import { PlaceCache } from './place-cache.js';
 import { ShipmentEvaluator } from './shipment-evaluator.js';
@@ -14,7 +14,7 @@ import { ShipmentEvaluator } from './shipment-evaluator.js';
  * (docs/geofence-evaluation.md): the readings stream's consumer and the timers.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([PointOfInterestEntity]), AlertStoreModule],
+  imports: [TypeOrmModule.forFeature([PointOfInterestEntity]), EvaluationStoreModule],
   providers: [PointOfInterestRepository, PlaceCache, EvaluationMetrics, ShipmentEvaluator, EvaluationConsumer, EvaluationTimers],
   exports: [ShipmentEvaluator, EvaluationTimers],
 })

@@ -18,8 +18,8 @@ import {
   withoutPending,
 } from '@tracking/geofence';
 import { LRUCache } from 'lru-cache';
-import type { EvaluationRecord } from '../alerts/evaluation-record.repository.js';
-import { EvaluationStore, type ShipmentOutcomes } from '../alerts/evaluation-store.js';
+import type { EvaluationRecord } from './evaluation-record.repository.js';
+import { EvaluationStore, type ShipmentOutcomes } from './evaluation-store.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
@@ -63,14 +63,6 @@ export class ShipmentEvaluator {
   ) {}
 
   /**
-   * Evaluates the shipment with `readings` (recorded while its devices were assigned to it; none: only the
-   * timers). Nothing when the shipment is gone or closed.
-   */
-  evaluate(scope: ShipmentScope, readings: readonly GeofenceReading[], now = Date.now()): Promise<void> {
-    return this.evaluateMany([{ ...scope, readings }], now);
-  }
-
-  /**
    * Evaluates several shipments in one transaction (one commit for them all: the evaluation's cost is
    * mostly round trips and commits). `placesOf` gives an account's places when the caller has them (a
    * batch of many shipments of one account looks them up once). All or nothing: a failure leaves every
@@ -94,7 +86,6 @@ export class ShipmentEvaluator {
       await this.store.forEvaluations(items, async (evaluations) => {
         for (const { outcomes, record, closing } of evaluations) {
           const shipment = outcomes.shipment;
-          if (!shipment) throw new Error('forEvaluations gives the shipment');
           const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
           if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
           const readings = readingsOf.get(shipment.id) ?? [];

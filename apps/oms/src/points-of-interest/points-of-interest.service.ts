@@ -18,7 +18,7 @@ import { applyChanges, checkVersion } from '@tracking/database';
 import { v7 as uuidv7 } from 'uuid';
 import type { PointOfInterestEntity } from './point-of-interest.entity.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
-import { recordShipmentEvent } from '../shipments/shipments.service.js';
+import { recordShipmentEvent } from '../shipments/shipment-events.js';
 import { PointOfInterestRepository } from './point-of-interest.repository.js';
 
 @Injectable()

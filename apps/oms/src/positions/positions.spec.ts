@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodePositions } from './readings-message.js';
+import { decodePositions } from '../evaluation/readings-message.js';
 import { newestPerShipment } from './shipment-positions.consumer.js';
 
 const device = '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a';

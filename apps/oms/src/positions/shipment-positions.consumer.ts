@@ -6,7 +6,7 @@ import { DurableConsumer, JETSTREAM_CONNECTION, readingsStreamSettings } from '@
 import type { OmsConfig } from '../config.js';
 import { type LastPosition, ShipmentRepository } from '../shipments/shipment.repository.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
-import { decodePositions } from './readings-message.js';
+import { decodePositions } from '../evaluation/readings-message.js';
 
 /**
  * Keeps each shipment's `lastPosition` from the readings stream: the durable consumer

@@ -10,8 +10,6 @@ import { ShipmentEntity } from './shipment.entity.js';
 const SHIPMENT_STATUS = 'SELECT status FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3';
 /** Conflicts with the `FOR UPDATE` of the shipment's lifecycle transitions and deletes, not with itself. */
 const SHIPMENT_STATUS_FOR_SHARE = `${SHIPMENT_STATUS} FOR SHARE`;
-/** Conflicts only with `FOR UPDATE` (transitions, deletes): see `withLockedForEvaluation`. */
-const SHIPMENT_STATUS_FOR_KEY_SHARE = `${SHIPMENT_STATUS} FOR KEY SHARE`;
 
 /** Shipments that still use their points of interest: deleting a closed one sets its references to null. */
 const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
@@ -215,16 +213,6 @@ export class ShipmentRepository {
     return manager.find(ShipmentEntity, { where: rows.map((row) => ({ id: row.id })), order: { seq: 'ASC' } });
   }
 
-  /**
-   * Runs `work` in one transaction that first locks the account's shipment `FOR KEY SHARE` and passes its
-   * status (null: no such shipment). The weakest row lock: it waits only for the `FOR UPDATE` of a
-   * lifecycle transition or a delete, and those wait for it, so what the evaluation records under it
-   * (alerts, visits, excursions) commits either before a closing shipment closes its alerts, or after, when
-   * this finds the shipment closed. Derived writes (`lastPosition`, excursion totals) do not wait for it.
-   */
-  withLockedForEvaluation<T>(scope: ShipmentScope, work: (status: ShipmentStatus | null, manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.shipments.manager.transaction(async (manager) => work(await shipmentStatus(manager, SHIPMENT_STATUS_FOR_KEY_SHARE, scope), manager));
-  }
 
   /**
    * Adds `ms` of event time to the shipment's excursion total of `measure`, in the caller's transaction.
@@ -236,9 +224,13 @@ export class ShipmentRepository {
   }
 
   /**
-   * As `withLockedForEvaluation` (the same `FOR KEY SHARE`), for several shipments in id order, with the
-   * whole shipments rather than their status, for the evaluation of readings (which needs conditions,
-   * places and lifecycle times). A scope naming no shipment of its account is left out.
+   * Runs `work` in one transaction that first locks the account's shipments `FOR KEY SHARE`, in id order,
+   * and passes them whole, for the evaluation of readings (which needs conditions, places and lifecycle
+   * times). A scope naming no shipment of its account is left out. The weakest row lock: it waits only for
+   * the `FOR UPDATE` of a lifecycle transition or a delete, and those wait for it, so what the evaluation
+   * records under it (alerts, visits, excursions) commits either before a closing shipment closes its
+   * alerts, or after, when this finds the shipment closed. Derived writes (`lastPosition`, excursion
+   * totals) do not wait for it.
    */
   withEntitiesLockedForEvaluation<T>(scopes: readonly ShipmentScope[], work: (shipments: ShipmentEntity[], manager: EntityManager) => Promise<T>): Promise<T> {
     return this.shipments.manager.transaction(async (manager) => {

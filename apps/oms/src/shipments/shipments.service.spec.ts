@@ -2,7 +2,7 @@ import { type CreateShipmentRequest, ErrorCode, ParameterIssue } from '@tracking
 import { DomainError } from '@tracking/core';
 import type { EntityManager } from 'typeorm';
 import { describe, expect, it } from 'vitest';
-import type { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
+import type { EvaluationRecordRepository } from '../evaluation/evaluation-record.repository.js';
 import type { AlertLifecycle } from '../alerts/alert-lifecycle.js';
 import type { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentRepository } from './shipment.repository.js';

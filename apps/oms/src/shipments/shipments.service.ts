@@ -18,17 +18,17 @@ import {
   type UpdateShipmentRequest,
   type Versioned,
 } from '@tracking/contracts';
-import { DomainError, parseDateTimeField, toDateTime } from '@tracking/core';
+import { DomainError, parseDateTimeField } from '@tracking/core';
 import { applyChanges, checkVersion, foreignKeyViolation, uniqueViolation } from '@tracking/database';
-import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { JsonReply } from '@tracking/messaging';
 import { AlertLifecycle } from '../alerts/alert-lifecycle.js';
-import { EvaluationRecordRepository } from '../alerts/evaluation-record.repository.js';
+import { EvaluationRecordRepository } from '../evaluation/evaluation-record.repository.js';
 import { DmsClient } from '../dms/dms.client.js';
 import type { ShipmentEntity } from './shipment.entity.js';
 import { normalizeConditions } from './shipment-conditions.js';
+import { recordShipmentEvent, toShipment, transitionEvent } from './shipment-events.js';
 import { transitionOf } from './shipment-lifecycle.js';
 import { ShipmentRepository } from './shipment.repository.js';
 
@@ -202,34 +202,6 @@ export class ShipmentsService {
   }
 }
 
-/** The event of the transition to `status`: started, delivered, completed or cancelled. */
-export function transitionEvent(status: ShipmentStatus): EventType {
-  switch (status) {
-    case ShipmentStatus.InTransit:
-      return EventType.ShipmentStarted;
-    case ShipmentStatus.Delivered:
-      return EventType.ShipmentDelivered;
-    case ShipmentStatus.Completed:
-      return EventType.ShipmentCompleted;
-    case ShipmentStatus.Cancelled:
-      return EventType.ShipmentCancelled;
-    case ShipmentStatus.Planned:
-      throw new Error('no transition leads to Planned');
-  }
-}
-
-/**
- * Records the shipments' events in the transaction of `manager` (the transactional outbox, docs/events.md),
- * one statement for all: published if and only if the change commits. `data` is each shipment as GET
- * shows it after the change (for `shipment.deleted`, its last state).
- */
-export function recordShipmentEvent(manager: EntityManager, type: EventType, ...shipments: Omit<ShipmentEntity, 'seq'>[]): Promise<unknown> {
-  return recordEvents(
-    manager,
-    shipments.map((shipment) => ({ tenantId: shipment.tenantId, accountId: shipment.accountId, type, data: toShipment(shipment) })),
-  );
-}
-
 /** The shipment when it exists, If-Match holds and it is not closed; else 404, 412 or 409 ShipmentClosed. */
 function checkWritable(shipment: ShipmentEntity | null, request: ShipmentRequest & Conditional): ShipmentEntity {
   if (!shipment) throw shipmentNotFound(request.shipmentId);
@@ -268,44 +240,4 @@ function rethrowConstraintViolation(error: unknown): never {
   const field = (Object.keys(PLACE_FIELDS) as PlaceField[]).find((place) => PLACE_FIELDS[place] === foreignKey);
   if (field) throw unknownPlace(field);
   throw error;
-}
-
-/**
- * A shipment as the API shows it. The trigger function `shipments_api_json()` (migration
- * StoreShipmentJson) writes the same JSON in PL/pgSQL for the hot reads: a change here needs a migration there.
- */
-export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
-  return {
-    id: entity.id,
-    name: entity.name,
-    reference: entity.reference,
-    status: entity.status,
-    mode: entity.mode,
-    carrier: entity.carrier,
-    originId: entity.originId,
-    destinationId: entity.destinationId,
-    plannedDepartureAt: toDateTime(entity.plannedDepartureAt),
-    plannedArrivalAt: toDateTime(entity.plannedArrivalAt),
-    departedAt: toDateTime(entity.departedAt),
-    deliveredAt: toDateTime(entity.deliveredAt),
-    completedAt: toDateTime(entity.completedAt),
-    cancelledAt: toDateTime(entity.cancelledAt),
-    tags: entity.tags,
-    metadata: entity.metadata,
-    createdAt: entity.createdAt.toISOString(),
-    updatedAt: entity.updatedAt.toISOString(),
-    autoTransitions: entity.autoTransitions,
-    conditions: entity.conditions,
-    excursions: { temperatureSeconds: entity.excursionTemperatureMs / 1000, humiditySeconds: entity.excursionHumidityMs / 1000 },
-    lastPosition:
-      entity.lastPositionRecordedAt && entity.lastPositionDeviceId && entity.lastPositionLat != null && entity.lastPositionLng != null
-        ? {
-            lat: entity.lastPositionLat,
-            lng: entity.lastPositionLng,
-            accuracyMeters: entity.lastPositionAccuracyMeters ?? null,
-            recordedAt: entity.lastPositionRecordedAt.toISOString(),
-            deviceId: entity.lastPositionDeviceId,
-          }
-        : null,
-  };
 }

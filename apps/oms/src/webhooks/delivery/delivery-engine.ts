@@ -1,12 +1,11 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from '@tracking/core';
-import { isForbiddenAddress } from '@tracking/webhooks';
+import { isForbiddenAddress, nextAttemptDelay, parseRetryAfter } from '@tracking/webhooks';
 import type { OmsConfig } from '../../config.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../../tokens.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import { type AttemptOutcome, type ClaimedDelivery, DeliveryRepository, type DispatchTake } from './delivery.repository.js';
-import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import { WebhookClient } from './webhook-request.js';
 
 /** The connection lookup of webhook requests (the SSRF policy's `safeLookup`; see webhook-delivery.module.ts). */

@@ -15,18 +15,19 @@ import type { GeofenceState } from '@tracking/geofence';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { AlertLifecycle, type AlertOpened } from '../alerts/alert-lifecycle.js';
+import { type ExcursionMeasure, ExcursionRepository } from '../alerts/excursion.repository.js';
+import { VisitRepository } from '../alerts/visit.repository.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { transitionOf } from '../shipments/shipment-lifecycle.js';
 import { ShipmentRepository } from '../shipments/shipment.repository.js';
-import { recordShipmentEvent, transitionEvent } from '../shipments/shipments.service.js';
+import { recordShipmentEvent, transitionEvent } from '../shipments/shipment-events.js';
 import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
-import { AlertLifecycle, type AlertOpened } from './alert-lifecycle.js';
-import { type ExcursionMeasure, ExcursionRepository } from './excursion.repository.js';
-import { VisitRepository } from './visit.repository.js';
 
 /**
  * Where the evaluation of readings records what it decides about one shipment (docs/alerts-and-visits.md):
- * `forShipment` runs the evaluation's writes in one transaction, with the shipment locked against closing,
+ * `forEvaluations` runs the evaluation's writes for a chunk of shipments in one transaction, with the shipments
+ * locked against closing,
  * and every write is idempotent, so a decision replayed after a crash changes nothing and publishes nothing twice.
  */
 @Injectable()
@@ -41,8 +42,8 @@ export class EvaluationStore {
 
   /**
    * One transaction for the evaluations of several shipments (the evaluation works in chunks: one commit
-   * for many shipments). The shipments are locked `FOR KEY SHARE` (as in `forShipment`: a transition or
-   * delete waits, and is waited for), then their evaluation records `FOR UPDATE`: the open shipments' in
+   * for many shipments). The shipments are locked `FOR KEY SHARE` (a transition or delete waits, and is
+   * waited for), then their evaluation records `FOR UPDATE`: the open shipments' in
    * id order, then the closed ones' in id order (the status cannot change under the shipment's lock, so
    * every evaluation takes them in this one order; a lifecycle transition takes the shipment first too).
    * Shipments gone are left out. `work` gets each open one's outcomes (with `outcomes.shipment`) and
@@ -78,25 +79,9 @@ export class EvaluationStore {
       return result;
     });
   }
-
-  /**
-   * Runs `work` in one transaction with the shipment locked `FOR KEY SHARE` (a lifecycle transition or
-   * delete waits for it, and it for them) and returns its result with the shipment's status. When the
-   * account has no such shipment, or it is closed (Completed, Cancelled), `work` does not run and the answer
-   * is null: a closed shipment is no longer evaluated, and its alerts were closed when it closed.
-   * `work` must only use the `ShipmentOutcomes` it gets (a failure rolls every write of it back).
-   */
-  forShipment<T>(shipment: ShipmentScope, work: (outcomes: ShipmentOutcomes) => Promise<T>): Promise<{ status: ShipmentStatus; result: T } | null> {
-    return this.shipments.withLockedForEvaluation(shipment, async (status, manager) => {
-      if (status === null || CLOSED_SHIPMENT_STATUSES.includes(status)) return null;
-      const scope = { tenantId: shipment.tenantId, accountId: shipment.accountId, shipmentId: shipment.shipmentId.toLowerCase() };
-      const outcomes = new ShipmentOutcomes(manager, scope, status, this.shipments, this.alerts, this.visits, this.excursions);
-      return { status, result: await work(outcomes) };
-    });
-  }
 }
 
-/** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forShipment`. */
+/** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forEvaluations`. */
 export class ShipmentOutcomes {
   constructor(
     private readonly manager: EntityManager,
@@ -107,9 +92,10 @@ export class ShipmentOutcomes {
     private readonly alerts: AlertLifecycle,
     private readonly visits: VisitRepository,
     private readonly excursions: ExcursionRepository,
-    /** The shipment as read in this transaction (only in `forEvaluations`); transitions made here update it. */
-    readonly shipment?: ShipmentEntity,
-    private readonly saves?: StateSave[],
+    /** The shipment as read in this transaction; transitions made here update it. */
+    readonly shipment: ShipmentEntity,
+    /** The chunk's new states, written together after the chunk's work. */
+    private readonly saves: StateSave[],
   ) {}
 
   /**
@@ -117,7 +103,6 @@ export class ShipmentOutcomes {
    * (null: never); written at the end of the transaction with the other shipments' of the chunk.
    */
   saveState(version: number, state: GeofenceState, dueAt: Date | null): void {
-    if (!this.saves) throw new Error('saveState outside forEvaluations');
     this.saves.push({ shipmentId: this.scope.shipmentId, version, state, dueAt });
   }
 
@@ -129,7 +114,7 @@ export class ShipmentOutcomes {
    */
   async autoTransition(action: ShipmentAction.Start | ShipmentAction.Deliver, at: Date): Promise<boolean> {
     const shipment = this.shipment;
-    if (!shipment?.autoTransitions) return false;
+    if (!shipment.autoTransitions) return false;
     let transition: ReturnType<typeof transitionOf>;
     try {
       transition = transitionOf(shipment.status, action);
