@@ -189,6 +189,7 @@ describe('evaluation of device releases', () => {
     await until(() => visits(shipment.id), [{ poiId: depot.id, arrivedAt: iso(t0 + 1000), departedAt: iso(t0 + 3000) }], 'the departure the late reading gives');
   });
 
+  // A close writes no release marker: the closing evaluation settles and ends the alerts at the close itself.
   it('a close ends the open alerts at the close and leaves the open visit without a departure', async () => {
     const depot = await place();
     const { shipment, set } = await shipmentWithSet({ conditions: { temperature: { maxC: 8 } } });

@@ -223,13 +223,14 @@ export class DevicesService {
     try {
       const tooLateToRelease = () => tooLate(RELEASE_TOO_LATE);
       // One `device.unassigned` per device released, with the set it was in, in the release's transaction.
-      // With each device's release marker for the evaluation (docs/geofence-evaluation.md, "Releases").
+      // A set's release writes each device's release marker for the evaluation (docs/geofence-evaluation.md,
+      // "Releases"); a shipment's (close, delete) does not: its evaluation ends with it, at the close.
       const recordUnlinked = async (manager: EntityManager, unlinked: { id: string; setId: string }[]) => {
         await recordEvents(
           manager,
           unlinked.map((link) => linkEvent(EventType.DeviceUnassigned, request, { deviceId: link.id, shipmentId: request.shipmentId, setId: link.setId })),
         );
-        await writeReleaseMarkers(manager, request, unlinked.map((link) => link.id));
+        if (request.setId != null) await writeReleaseMarkers(manager, request, unlinked.map((link) => link.id));
       };
       const { shipmentId, setId, deadline } = request;
       const released = await this.devices.release(request, shipmentId, setId, deadline, tooLateToRelease, recordUnlinked);

@@ -158,7 +158,7 @@ export interface PublishedDeviceReadings {
   readings: PublishedReading[];
   /**
    * A release marker (then `readings` is empty): the device's assignment period on `shipmentId` ended at
-   * this instant (unassign, set delete, close), published in the release's transaction.
+   * this instant (unassign, set delete), published in the release's transaction.
    */
   releasedAt?: string;
 }
