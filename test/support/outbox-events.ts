@@ -68,9 +68,11 @@ export class OutboxReader {
       'SELECT seq, msg_id, subject, payload FROM outbox WHERE seq > $1 ORDER BY seq',
       [after],
     );
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope;
-      return { service, seq: Number(row.seq), msgId: row.msg_id, subject: row.subject, tenantId: envelope.tenantId, event: envelope.event };
+    // Only events: the DMS's outbox also carries readings messages (and a release's release markers).
+    return rows.flatMap((row) => {
+      const envelope = JSON.parse(row.payload) as Partial<EventEnvelope>;
+      if (envelope.event === undefined || envelope.tenantId === undefined) return [];
+      return [{ service, seq: Number(row.seq), msgId: row.msg_id, subject: row.subject, tenantId: envelope.tenantId, event: envelope.event }];
     });
   }
 }

@@ -396,3 +396,55 @@ describe('event time and per-device watermarks', () => {
     expect(fromV1.state.devices).toEqual({ d1: { w: T0 + 100000, r: T0 + 100000 } });
   });
 });
+
+describe('releases in event time', () => {
+  const release = (seconds: number, deviceId: string): GeofenceReading => ({ deviceId, recordedAt: at(seconds), receivedAt: at(seconds), release: true });
+  const lateness = options({ conditions: { temperature: { maxC: 8 } } });
+
+  it('folds a release at its time: a late reading from before it counts, one from after it changes nothing', () => {
+    // d2 holds the horizon at 0; d1 inside from 10 s, released at 200 s.
+    const first = evaluate(null, [position(0, 2000, null, 'd2'), position(0, 2000), position(10, 50), position(100, 50), release(200, 'd1')], lateness);
+    expect(visits(first.changes)).toEqual([]);
+    // d1's reading recorded at 150 s comes after its release: it left then. One recorded at 250 s changes nothing.
+    const late = evaluate(first.state, [position(150, 2000), position(250, 50)], lateness);
+    expect(late.ignored).toBe(1);
+    const { changes } = run([position(400, 2000, null, 'd2')], lateness, late.state);
+    expect(visits(changes)).toEqual([
+      { type: 'arrived', key: `warehouse/${at(10)}`, poiId: 'warehouse', arrivedAt: at(10) },
+      { type: 'departed', key: `warehouse/${at(10)}`, poiId: 'warehouse', arrivedAt: at(10), departedAt: at(150) },
+    ]);
+  });
+
+  it('a released device leaves the places: the departure starts at the release unless another device is inside', () => {
+    const alone = run([position(0, 2000), position(10, 50), position(100, 50), release(200, 'd1'), position(300, 2000, null, 'd2')]);
+    expect(visits(alone.changes)[1]).toMatchObject({ type: 'departed', departedAt: at(200) });
+    // A tracker swap: d2 is inside before d1's release, then leaves at 250 s.
+    const swap = run([position(0, 2000), position(10, 50), position(100, 50), position(150, 50, null, 'd2'), release(200, 'd1'), position(250, 2000, null, 'd2'), position(400, 2000, null, 'd2')]);
+    expect(visits(swap.changes)).toEqual([
+      { type: 'arrived', key: `warehouse/${at(10)}`, poiId: 'warehouse', arrivedAt: at(10) },
+      { type: 'departed', key: `warehouse/${at(10)}`, poiId: 'warehouse', arrivedAt: at(10), departedAt: at(250) },
+    ]);
+  });
+
+  it("ends the released device's open alerts at the release, or at its newest reading when its clock ran ahead", () => {
+    const ended = run([measure(0, { temperatureC: 10 }), measure(5, { temperatureC: 12 }), release(20, 'd1')], lateness);
+    expect(alerts(ended.changes).filter((c) => c.type === 'alertClosed')).toEqual([
+      { type: 'alertClosed', key: `TemperatureHigh/d1/${at(0)}`, kind: 'TemperatureHigh', deviceId: 'd1', endedAt: at(20), peakValue: 12 },
+    ]);
+    const ahead = run([measure(0, { temperatureC: 10 }), measure(30, { temperatureC: 12 }), release(20, 'd1')], lateness);
+    expect(alerts(ahead.changes).filter((c) => c.type === 'alertClosed')).toMatchObject([{ endedAt: at(30) }]);
+  });
+
+  it('a released device holds back nothing, and its release survives a restore', () => {
+    const held = evaluate(null, [position(0, 2000, null, 'd2'), position(0, 50), position(100, 50), release(100, 'd1')], options());
+    expect(held.state.horizon).toBe(T0 + 1);
+    expect(settleDueAt(held.state, 600, T0)).toEqual(new Date(T0 + 600_000));
+    // Stored without its retained entries and restored from the readings since the horizon: the release is kept.
+    const stored = JSON.parse(JSON.stringify(withoutPending(held.state))) as GeofenceState;
+    const restored = restore(stored, [position(0, 50), position(100, 50)], options());
+    const a = evaluate(held.state, [position(300, 2000, null, 'd2'), position(500, 2000, null, 'd2')], options());
+    const b = evaluate(restored.state, [position(300, 2000, null, 'd2'), position(500, 2000, null, 'd2')], options());
+    expect(b.changes).toEqual(a.changes);
+    expect(visits(a.changes)).toMatchObject([{ type: 'arrived', arrivedAt: at(0) }, { type: 'departed', departedAt: at(100) }]);
+  });
+});

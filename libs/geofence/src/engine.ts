@@ -119,7 +119,7 @@ export function settleDueAt(state: GeofenceState, latenessSeconds: number, now?:
   const after = now === undefined ? -Infinity : toMillis(now);
   let due: number | null = null;
   for (const device of Object.values(state.devices ?? {})) {
-    if (device.w >= state.watermark) continue;
+    if (device.w >= state.watermark || device.end !== undefined) continue;
     const silentAt = device.r + latenessSeconds * 1000;
     if (silentAt > after && (due === null || silentAt < due)) due = silentAt;
   }
@@ -136,12 +136,15 @@ function publishHorizon(state: GeofenceState, now: number | null, latenessSecond
   let newest = -Infinity;
   for (const device of Object.values(state.devices)) {
     newest = Math.max(newest, device.w);
+    // A released device's stream is complete: it holds nothing back.
+    if (device.end !== undefined) continue;
     if (now === null || now - device.r < latenessSeconds * 1000) least = Math.min(least, device.w);
   }
   return (least === Infinity ? newest : least) + 1;
 }
 
-const compareSamples = (a: Sample, b: Sample): number => a.t - b.t || (a.d < b.d ? -1 : a.d > b.d ? 1 : 0);
+/** (recordedAt, deviceId) order; a device's release marker after its reading of the same instant. */
+const compareSamples = (a: Sample, b: Sample): number => a.t - b.t || (a.d < b.d ? -1 : a.d > b.d ? 1 : 0) || (a.x ?? 0) - (b.x ?? 0);
 
 function toSample(reading: GeofenceReading, t: number): Sample {
   const s: Sample = { t, d: reading.deviceId };
@@ -195,9 +198,31 @@ function evaluateReadings(previous: GeofenceState | null, readings: readonly Geo
   /** The devices' watermarks before this evaluation: lateness does not depend on the order within a batch. */
   const watermarks = new Map<string, number>();
   const accepted: Sample[] = [];
+  if (restoring) {
+    // The stored state keeps its devices' releases, not the markers it retained: the releases not folded yet
+    // (at or after the horizon) are retained again.
+    for (const [deviceId, device] of Object.entries(state.devices)) {
+      if (device.end === undefined || (state.horizon !== null && device.end < state.horizon)) continue;
+      if (!state.pending.some((s) => s.x === 1 && s.d === deviceId)) accepted.push({ t: device.end, d: deviceId, x: 1 });
+    }
+  }
   for (const reading of readings) {
     const t = toMillis(reading.recordedAt);
     const received = toMillis(reading.receivedAt);
+    const released = state.devices[reading.deviceId]?.end;
+    if (reading.release === true) {
+      if (released !== undefined) {
+        ignored++;
+        continue;
+      }
+      accepted.push(releaseOf(state, reading.deviceId, t, received));
+      continue;
+    }
+    // A released device's readings recorded from its release on change nothing.
+    if (released !== undefined && t >= released) {
+      ignored++;
+      continue;
+    }
     state.lastReceivedAt = state.lastReceivedAt === null ? received : Math.max(state.lastReceivedAt, received);
     const device = state.devices[reading.deviceId];
     let before = watermarks.get(reading.deviceId);
@@ -238,7 +263,7 @@ function evaluateReadings(previous: GeofenceState | null, readings: readonly Geo
     for (const s of merged) {
       const last = unique[unique.length - 1];
       // One (device, recordedAt) is one reading (API.md: a resend with the same content is a duplicate).
-      if (last && last.t === s.t && last.d === s.d) ignored++;
+      if (last && last.t === s.t && last.d === s.d && last.x === s.x) ignored++;
       else unique.push(s);
     }
     state.pending = unique;
@@ -253,6 +278,21 @@ function evaluateReadings(previous: GeofenceState | null, readings: readonly Geo
     run.foldUntil(horizon);
   }
   return { state, changes: run.finish(), ignored, late, excursions: excursionsOf(state) };
+}
+
+/**
+ * The release marker of a device at `t` (server time of the release), as a retained entry: at `t`, or at
+ * the device's newest reading if its clock ran ahead of the release (what those readings decide stands),
+ * or at the horizon if that passed it already (it cannot fold before what is published). From then on the
+ * device holds back nothing and its readings recorded at or after its release are ignored.
+ */
+function releaseOf(state: GeofenceState, deviceId: string, t: number, received: number): Sample {
+  let device = state.devices[deviceId];
+  if (!device) device = state.devices[deviceId] = { w: t - 1, r: received };
+  const end = Math.max(t, device.w);
+  device.end = end;
+  device.w = end;
+  return { t: state.horizon === null ? end : Math.max(end, state.horizon), d: deviceId, x: 1 };
 }
 
 /**
@@ -481,6 +521,10 @@ class Run {
   }
 
   private apply(s: Sample): void {
+    if (s.x === 1) {
+      this.release(s.d, s.t);
+      return;
+    }
     if (s.lat !== undefined && s.lng !== undefined) this.applyPosition(s, s.lat, s.lng);
     const state = this.state;
     for (const rule of this.rules) {
@@ -527,16 +571,42 @@ class Run {
     const changed = new Set<string>();
     for (const id of before) if (!after.includes(id)) changed.add(id);
     for (const id of after) if (!before.includes(id)) changed.add(id);
-    for (const poiId of changed) {
-      const inside = Object.values(state.inside).some((list) => list.includes(poiId));
-      const place = state.places[poiId] ?? { inside: false, arrivedAt: null, since: null };
-      if (place.inside === inside) continue;
-      place.inside = inside;
-      if (place.arrivedAt === null) place.since = inside ? s.t : null;
-      else place.since = inside ? null : s.t;
-      if (!place.inside && place.arrivedAt === null && place.since === null) delete state.places[poiId];
-      else state.places[poiId] = place;
+    for (const poiId of changed) this.placeChanged(poiId, s.t);
+  }
+
+  /**
+   * The device is released at `t`: its open alerts end at `t` (those waiting for their minimum duration
+   * are dropped), it leaves the excursions and the places it was inside of (a place it alone kept the
+   * shipment inside of starts its departure at `t`; the other devices' positions decide from then on).
+   */
+  private release(deviceId: string, t: number): void {
+    const state = this.state;
+    for (const [key, track] of Object.entries(state.alerts)) {
+      if (track.deviceId !== deviceId) continue;
+      if (track.open) {
+        const alert = alertKey(track.kind, track.deviceId, track.startedAt);
+        this.peaks.delete(alert);
+        this.changes.push({ type: 'alertClosed', key: alert, kind: track.kind, deviceId, endedAt: iso(t), peakValue: track.peak });
+      }
+      delete state.alerts[key];
     }
+    for (const track of [state.temperature, state.humidity]) if (track.out.includes(deviceId)) setOut(track, deviceId, false, t);
+    const places = state.inside[deviceId] ?? [];
+    delete state.inside[deviceId];
+    for (const poiId of places) this.placeChanged(poiId, t);
+  }
+
+  /** Some device went inside or outside of the place at `t`: the shipment's side of it, from every device. */
+  private placeChanged(poiId: string, t: number): void {
+    const state = this.state;
+    const inside = Object.values(state.inside).some((list) => list.includes(poiId));
+    const place = state.places[poiId] ?? { inside: false, arrivedAt: null, since: null };
+    if (place.inside === inside) return;
+    place.inside = inside;
+    if (place.arrivedAt === null) place.since = inside ? t : null;
+    else place.since = inside ? null : t;
+    if (!place.inside && place.arrivedAt === null && place.since === null) delete state.places[poiId];
+    else state.places[poiId] = place;
   }
 }
 

@@ -34,6 +34,12 @@ export interface GeofenceReading {
   shockG?: number | null;
   lightLux?: number | null;
   batteryPercent?: number | null;
+  /**
+   * A release marker rather than a reading: the device's assignment to the shipment ended at `recordedAt`
+   * (server time of the unassign, set delete or close). Folded in order like a reading; the device's
+   * readings recorded from then on change nothing. Measurements on a marker are ignored.
+   */
+  release?: boolean;
 }
 
 /** A visit was found: the shipment stayed inside the place for its dwell time from `arrivedAt`. */
@@ -100,6 +106,8 @@ export interface Sample {
   sh?: number;
   lx?: number;
   bt?: number;
+  /** 1: a release marker of device `d` at `t` (folded after the device's reading of the same `t`). */
+  x?: 1;
 }
 
 export interface PlaceTrack {
@@ -133,6 +141,11 @@ export interface DeviceTrack {
   w: number;
   /** The newest `receivedAt` of its readings (or its assignment, if later): server time, for its silence. */
   r: number;
+  /**
+   * The device was released at this event time (its release marker, or its newest reading if later): it
+   * no longer holds back the publish horizon, and its readings recorded at or after it are ignored.
+   */
+  end?: number;
 }
 
 /**

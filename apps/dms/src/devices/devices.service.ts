@@ -29,6 +29,7 @@ import { type EventRecord, recordEvents } from '@tracking/outbox';
 import { validate as isUuid, v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import type { DeviceEntity } from './device.entity.js';
+import { writeReleaseMarkers } from '../readings/release-markers.js';
 import { checkAvailable, checkLinkable, checkNotReleased, checkNotRetired, deviceNotFound, tooLate } from './device-rules.js';
 import { DeviceRepository } from './device.repository.js';
 
@@ -204,6 +205,7 @@ export class DevicesService {
       await this.devices.save(manager, found);
       const { shipmentId, setId } = request;
       await recordEvents(manager, [linkEvent(EventType.DeviceUnassigned, found, { deviceId: found.id, shipmentId, setId })]);
+      await writeReleaseMarkers(manager, request, [found.id]);
       if (Date.now() > request.deadline) throw tooLate(UNLINK_TOO_LATE);
     };
     try {
@@ -221,11 +223,15 @@ export class DevicesService {
     try {
       const tooLateToRelease = () => tooLate(RELEASE_TOO_LATE);
       // One `device.unassigned` per device released, with the set it was in, in the release's transaction.
-      const recordUnlinked = (manager: EntityManager, unlinked: { id: string; setId: string }[]) =>
-        recordEvents(
+      // A set's release writes each device's release marker for the evaluation (docs/geofence-evaluation.md,
+      // "Releases"); a shipment's (close, delete) does not: its evaluation ends with it, at the close.
+      const recordUnlinked = async (manager: EntityManager, unlinked: { id: string; setId: string }[]) => {
+        await recordEvents(
           manager,
           unlinked.map((link) => linkEvent(EventType.DeviceUnassigned, request, { deviceId: link.id, shipmentId: request.shipmentId, setId: link.setId })),
         );
+        if (request.setId != null) await writeReleaseMarkers(manager, request, unlinked.map((link) => link.id));
+      };
       const { shipmentId, setId, deadline } = request;
       const released = await this.devices.release(request, shipmentId, setId, deadline, tooLateToRelease, recordUnlinked);
       return { released };

@@ -10,6 +10,18 @@ const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value
 const reading = (recordedAt: string) => ({ recordedAt, receivedAt: '2026-01-01T00:01:00.000Z', location: null, temperatureC: 3 });
 
 describe('a readings message for the evaluation', () => {
+  it('gives a release marker as a release entry of the device at releasedAt, received with its message', () => {
+    const message = { tenantId, accountId, receivedAt: '2026-01-01T00:02:00.000Z', devices: [{ deviceId: device, shipmentId: shipment, readings: [], releasedAt: '2026-01-01T00:01:30.001Z' }] };
+    expect(decodeShipmentReadings(encode(message))).toEqual([
+      {
+        tenantId,
+        accountId,
+        shipmentId: shipment.toLowerCase(),
+        readings: [{ deviceId: device, recordedAt: '2026-01-01T00:01:30.001Z', receivedAt: '2026-01-01T00:02:00.000Z', release: true }],
+      },
+    ]);
+  });
+
   it("gives each shipment's readings, with the device on each, and leaves out readings recorded on no shipment", () => {
     const message = {
       tenantId,

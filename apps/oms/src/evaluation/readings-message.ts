@@ -12,7 +12,7 @@ export interface ShipmentReadings extends ShipmentScope {
  * A message of the readings stream as the readings of each shipment (one group per device and shipment),
  * leaving out those recorded while on no shipment (no track, visit or alert). A message that is not a
  * readings publication throws (the consumers terminate it and log it); a reading without its times is
- * left out. Each reading gets its group's `deviceId` and its message's `receivedAt`; messages written
+ * left out; a group's `releasedAt` becomes a release marker (`release: true`) after its readings. Each reading gets its group's `deviceId` and its message's `receivedAt`; messages written
  * before `receivedAt` moved to the message carry it on each reading. Absent fields stay absent: the
  * engine reads them as null.
  */
@@ -31,6 +31,8 @@ export function decodeShipmentReadings(data: Uint8Array): ShipmentReadings[] {
       const received = reading?.receivedAt ?? receivedAt;
       if (typeof reading?.recordedAt === 'string' && typeof received === 'string') timed.push({ ...reading, deviceId, receivedAt: received });
     }
+    // A release marker (the device's assignment period ended), after the group's readings.
+    if (typeof group.releasedAt === 'string' && typeof receivedAt === 'string') timed.push({ deviceId, recordedAt: group.releasedAt, receivedAt, release: true });
     groups.push({ tenantId, accountId, shipmentId: shipmentId.toLowerCase(), readings: timed });
   }
   return groups;

@@ -156,6 +156,11 @@ export interface PublishedDeviceReadings {
   shipmentId: string | null;
   /** In `recordedAt` order. */
   readings: PublishedReading[];
+  /**
+   * A release marker (then `readings` is empty): the device's assignment period on `shipmentId` ended at
+   * this instant (unassign, set delete), published in the release's transaction.
+   */
+  releasedAt?: string;
 }
 
 /**
