@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:fairness` (issue 29, finding 5): does one tenant's ingest flood slow another tenant's
+// `npm run bench:fairness`: does one tenant's ingest flood slow another tenant's
 // ingest? Two tenants on one stack (one gateway, one OMS, one DMS, databases bench_fair_*):
 //  - tenant A sends batches of BENCH_FAIR_A_BATCH (100) readings at BENCH_FAIR_A_RATE (10) batches/s,
 //    open loop (a batch leaves on schedule whether or not the previous one was answered, as a device
