@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -8,7 +7,7 @@ import { createTenant, issueToken, type TestTenant } from '../factories/identity
 import { createShipment } from '../factories/shipment.factory.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { connectOms } from '../support/oms-database.js';
-import { freePort } from '../support/processes.js';
+import { OwnRedisServer } from '../support/redis-server.js';
 import { type HttpResult, type RequestOptions, TestStack } from '../support/stack.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -358,17 +357,12 @@ describe('Idempotency-Key on POST', () => {
   describe('when Redis is slow or a marker expires mid-request', () => {
     it('withdraws a reservation whose command timed out: a retry after the 503 runs, instead of 409 until the marker expires', async () => {
       // A Redis of this test alone: CLIENT PAUSE stops every client of the server it is sent to.
-      const port = await freePort();
-      const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const paused = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+      const server = await OwnRedisServer.start();
+      const paused = new Redis({ port: server.port, lazyConnect: true, retryStrategy: () => null });
       paused.on('error', () => undefined);
       try {
-        // Polls for the server to accept connections, bounded; no fixed sleep.
-        for (let attempt = 0; paused.status !== 'ready'; attempt++) {
-          if (attempt === 200) throw new Error('the private redis-server did not start');
-          await paused.connect().catch(() => new Promise((resolve) => setTimeout(resolve, 25)));
-        }
-        const replica = await stack.startGatewayReplica({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_COMMAND_TIMEOUT_MS: '100' });
+        await paused.connect();
+        const replica = await stack.startGatewayReplica({ REDIS_URL: server.url, REDIS_COMMAND_TIMEOUT_MS: '100' });
         expect((await post(shipments, randomUUID(), { body: { name: 'warm' }, baseUrl: replica })).status).toBe(201);
         const key = randomUUID();
         const body = { name: `Paused ${key}` };
@@ -382,7 +376,7 @@ describe('Idempotency-Key on POST', () => {
         expectReplayOf(await post(shipments, key, { body, baseUrl: replica }), retried);
       } finally {
         paused.disconnect();
-        server.kill('SIGKILL');
+        await server.stop();
       }
     });
 
