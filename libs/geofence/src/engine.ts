@@ -349,42 +349,23 @@ export function openSignalLoss(
 }
 
 /**
- * Closes open alerts at `at` (server time): every one of the shipment (it closes), or only one device's
- * (it was released), and forgets what that device's alerts were waiting for. Releasing a device also
- * drops its retained readings and its places; a place it alone kept the shipment inside of starts its
- * departure at the event time reached. Pending readings are not folded: call `settle` first to keep them.
+ * Closes every open alert of the shipment at `at` (server time: it closes), SignalLoss included, and
+ * forgets what its alerts were waiting for. Pending readings are not folded: call `settle` first to keep
+ * them. (A device's release is a marker folded in event time: `Run.release`.)
  */
-export function closeAlerts(previous: GeofenceState, at: Instant, deviceId?: string): { state: GeofenceState; changes: GeofenceChange[] } {
+export function closeAlerts(previous: GeofenceState, at: Instant): { state: GeofenceState; changes: GeofenceChange[] } {
   const state = copyState(previous);
   const endedAt = iso(toMillis(at));
   const changes: GeofenceChange[] = [];
   for (const [key, track] of Object.entries(state.alerts)) {
-    if (deviceId !== undefined && track.deviceId !== deviceId) continue;
     if (track.open) {
       changes.push({ type: 'alertClosed', key: alertKey(track.kind, track.deviceId, track.startedAt), kind: track.kind, deviceId: track.deviceId, endedAt, peakValue: track.peak });
     }
     delete state.alerts[key];
   }
-  if (deviceId === undefined && state.signalLoss !== null) {
+  if (state.signalLoss !== null) {
     changes.push({ type: 'alertClosed', key: alertKey('SignalLoss', null, state.signalLoss), kind: 'SignalLoss', deviceId: null, endedAt, peakValue: null });
     state.signalLoss = null;
-  }
-  if (deviceId !== undefined) {
-    const clock = state.clock;
-    state.pending = state.pending.filter((s) => s.d !== deviceId);
-    delete state.devices[deviceId];
-    for (const track of [state.temperature, state.humidity]) {
-      if (track.out.includes(deviceId)) setOut(track, deviceId, false, clock ?? 0);
-    }
-    const places = state.inside[deviceId] ?? [];
-    delete state.inside[deviceId];
-    for (const poiId of places) {
-      const place = state.places[poiId];
-      if (!place || Object.values(state.inside).some((list) => list.includes(poiId))) continue;
-      place.inside = false;
-      place.since = place.arrivedAt !== null && clock !== null ? clock : null;
-      if (place.arrivedAt === null) delete state.places[poiId];
-    }
   }
   return { state, changes };
 }
