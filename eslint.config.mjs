@@ -25,6 +25,7 @@ export default [
             { sourceTag: 'scope:oms', onlyDependOnLibsWithTags: ['scope:oms', 'scope:shared', 'scope:backend'] },
             { sourceTag: 'scope:dms', onlyDependOnLibsWithTags: ['scope:dms', 'scope:shared', 'scope:backend'] },
             { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared', 'scope:backend'] },
+            { sourceTag: 'scope:device-gateway', onlyDependOnLibsWithTags: ['scope:device-gateway', 'scope:shared', 'scope:backend'] },
           ],
         },
       ],
