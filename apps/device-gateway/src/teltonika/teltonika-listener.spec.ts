@@ -603,6 +603,13 @@ describe('TeltonikaListener', () => {
       expect(await tracker.receivedAtLeast(5)).toEqual(Buffer.concat([ACCEPTED, ack(1)]));
     });
 
+    it('closes a connection that does not finish its TLS handshake before the deadline', async () => {
+      await start({ tls: { certFile: tls.serverCert, keyFile: tls.serverKey }, authDeadlineMs: 300 });
+      const silent = await device();
+      await silent.closed;
+      expect(await metric('device_auth_failures_total', { protocol: 'Teltonika' })).toBe(1);
+    });
+
     it('refuses a plain TCP client', async () => {
       await start({ tls: { certFile: tls.serverCert, keyFile: tls.serverKey } });
       const plain = await device();
