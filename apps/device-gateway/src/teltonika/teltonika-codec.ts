@@ -3,10 +3,12 @@
  * public protocol description ("Teltonika Data Sending Protocols" on Teltonika's wiki). Pure functions
  * and one byte accumulator, no I/O: the listener feeds it what the socket reads.
  *
- * Hand-written on purpose: the npm packages for this protocol are small one-author parsers, unmaintained
- * for years, that trust the packet's own length field (a hostile length makes them buffer without bound),
- * skip or do not expose the CRC check, and throw untyped errors on truncated input. The format itself is
- * a few fixed-width big-endian fields; what matters here is bounds on every read, which this file owns.
+ * Hand-written on purpose: npm has no well-kept library for it. Its two parsers are 0.x one-author
+ * packages: complete-teltonika-parser decodes one whole packet given as a hex string (no framing of a
+ * TCP stream, the length field unused, plain `Error`s), teltonika-parser is at 0.0.15. What a listener
+ * facing the internet needs is the part they lack: a stream framer that refuses a hostile length before
+ * buffering it, and typed faults for each way a packet is wrong. The format itself is a few fixed-width
+ * big-endian fields, so this file owns bounds on every read.
  *
  * A packet on the wire:
  *   4 bytes 0x00000000 preamble | 4 bytes data length | codec id | N1 (record count) | records | N2 | 4 bytes CRC

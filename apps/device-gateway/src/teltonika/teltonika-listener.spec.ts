@@ -298,6 +298,17 @@ describe('TeltonikaListener', () => {
       expect(authenticator.watching(IMEI)).toBe(0);
     });
 
+    it('closes without an answer when authentication itself fails (the DMS unreachable): the device retries later', async () => {
+      await start();
+      authenticator.hold = Promise.reject(new Error('DMS unreachable'));
+      authenticator.hold.catch(() => undefined);
+      const tracker = await device();
+      tracker.send(encodeHandshake(IMEI));
+      await tracker.closed;
+      expect(tracker.received).toEqual(Buffer.alloc(0));
+      expect(authenticator.watching(IMEI)).toBe(0);
+    });
+
     it('closes connections beyond the cap as they arrive', async () => {
       await start({ maxConnections: 2 });
       const first = await device();
