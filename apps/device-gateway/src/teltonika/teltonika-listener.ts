@@ -271,7 +271,6 @@ class TeltonikaConnection {
       const reading = recordToReading(record);
       if (reading) readings.push(reading);
     }
-    this.metrics?.records('empty', decoded.recordCount - readings.length);
 
     let result: SubmitResult;
     if (readings.length === 0) {
@@ -293,6 +292,8 @@ class TeltonikaConnection {
         this.metrics?.records('accepted', accepted);
         this.metrics?.records('duplicate', duplicates);
         this.metrics?.records('rejected', rejected.length);
+        // Counted once acknowledged, so that a packet resent after "limited" or "unavailable" counts once.
+        this.metrics?.records('empty', decoded.recordCount - readings.length);
         if (rejected.length > 0) this.log?.info({ deviceId: identity.deviceId, rejected }, 'teltonika: records refused by the judgement, acknowledged');
         this.socket.write(encodeAck(decoded.recordCount));
         this.metrics?.acknowledged((performance.now() - received) / 1000);
