@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// Shows why the services keep short-lived, high-churn entries out of long-lived `Map`s (`ChurnMap` in
-// `@tracking/core`): a socket delivers 24 KB messages at about 40 MB/s, each held under a key while 64
-// newer ones arrive (a request waiting for its reply), in a `Map` or in a `ChurnMap`. After one full
+// Shows why the services keep short-lived, high-churn entries out of long-lived `Map`s (the RPC client's
+// waiting requests, `ReplyInbox` in libs/messaging): a socket delivers 24 KB messages at about 40 MB/s,
+// each held under a key while 64 newer ones arrive (a request waiting for its reply). After one full
 // collection, with a `Map` the messages' `ArrayBuffer`s stop dying young and pile up until the next full
-// collection; with a `ChurnMap` they keep dying young. Prints, per structure, the `ArrayBuffer` memory
+// collection. `Dictionary` is the hand-written `ChurnMap` the services used from the seventh round (an
+// object made with `Object.create(null)`); `LRUCache` (lru-cache, what they use now) keeps its values in
+// an array of slots and only their indices in its `Map`. Prints, per structure, the `ArrayBuffer` memory
 // sampled every 250 ms in the seconds before and after a forced full collection, and the full
 // collections that followed; each structure in a fresh process, alternating, ROUNDS times.
 //   npm run -s build && node bench/map-churn.mjs [rounds, default 2]
@@ -12,7 +14,7 @@ import { createConnection, createServer } from 'node:net';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ChurnMap } from '@tracking/core';
+import { LRUCache } from 'lru-cache';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
@@ -84,7 +86,19 @@ async function measure(name, entries) {
   };
 }
 
-const STRUCTURES = { Map: () => new Map(), ChurnMap: () => new ChurnMap() };
+/** The removed `ChurnMap`, as far as the bench uses it: a dictionary-mode object, keys prefixed. */
+class Dictionary {
+  entries = Object.create(null);
+  set(key, value) {
+    this.entries[`_${key}`] = value;
+  }
+  delete(key) {
+    delete this.entries[`_${key}`];
+  }
+}
+
+// The bound as in `ReplyInbox` (RPC_MAX_WAITING): far above the 64 entries held.
+const STRUCTURES = { Map: () => new Map(), Dictionary: () => new Dictionary(), LRUCache: () => new LRUCache({ max: 65536 }) };
 
 if (process.argv[2] === '--one') {
   process.stdout.write(JSON.stringify(await measure(process.argv[3], STRUCTURES[process.argv[3]]())));

@@ -142,6 +142,41 @@ describe('a durable consumer', () => {
     }
   });
 
+  // Messages taken from the subscription wait in the consumer's own queue while the handler is busy; the
+  // ack wait runs for them all the same. A message that waits there longer than the ack wait must not be
+  // handed out again by JetStream (to this replica or another) while it is still waiting here.
+  it('hands each message to its handler once when messages wait longer than the ack wait for their turn', async () => {
+    const durable = jetStreamName(prefix, `durable-${++durables}`);
+    const bodies = Array.from({ length: 6 }, (_, i) => `slow-${i}`);
+    const seen: string[] = [];
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const subject = new DurableConsumer<string>({
+      nats,
+      stream,
+      durable,
+      decode: (data) => new TextDecoder().decode(data),
+      handle: async (batch) => {
+        const mine = batch.filter((body) => body.startsWith('slow-'));
+        if (mine.length === 0) return;
+        // One message at a time, each taking half the ack wait: the last ones wait 2.5 ack waits for their turn.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        seen.push(...mine);
+        if (new Set(seen).size >= bodies.length) done();
+      },
+      logger,
+      maxBatch: 1,
+      ackWaitMs: 1000,
+    });
+    await publish(...bodies);
+    subject.start();
+    await all;
+    // Long enough for a redelivery of the last message (one ack wait) to show.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await subject.stop();
+    expect(seen).toEqual(bodies);
+  });
+
   it('ordered: hands a failed batch again before any later message', async () => {
     const durable = jetStreamName(prefix, `durable-${++durables}`);
     await publish('o-a', 'o-b', 'o-c');

@@ -1,6 +1,6 @@
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, Subjects } from '@tracking/contracts';
-import { NatsRpcClient } from '@tracking/messaging';
+import { NatsRpcClient, RPC_MAX_WAITING } from '@tracking/messaging';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -90,6 +90,32 @@ describe('NatsRpcClient', () => {
     await expect(waiting).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable });
     await expect(rpc.call(SUBJECT, {} as never)).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable });
     await silent.closed;
+  });
+
+  it(`refuses a call beyond ${RPC_MAX_WAITING} waiting with ServiceUnavailable, without failing those that wait`, async () => {
+    const own = await connect({ servers: NATS_URL });
+    const rpc = new NatsRpcClient(own, `${prefix}full.`, 60000);
+    let arrived = 0;
+    let allArrived!: () => void;
+    const all = new Promise<void>((resolve) => (allArrived = resolve));
+    const silent = responder.subscribe(`${prefix}full.${SUBJECT}`, {
+      callback: () => {
+        if (++arrived === RPC_MAX_WAITING) allArrived();
+      },
+    });
+    await responder.flush();
+    const waiting = Array.from({ length: RPC_MAX_WAITING }, () => rpc.call(SUBJECT, {} as never));
+    await expect(rpc.call(SUBJECT, {} as never)).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable, message: expect.stringContaining('Too many requests') });
+    // The refused call took no place from them: every one of them was sent and still waits.
+    await all;
+    let settled = 0;
+    for (const call of waiting) void call.catch(() => settled++);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(0);
+    await own.close();
+    const outcomes = await Promise.allSettled(waiting);
+    expect(outcomes.every((outcome) => outcome.status === 'rejected' && (outcome.reason as { code: string }).code === ErrorCode.ServiceUnavailable)).toBe(true);
+    silent.unsubscribe();
   });
 
   it('never sends a call it has failed: one made in the turn its connection closes reaches no service', async () => {

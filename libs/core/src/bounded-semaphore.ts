@@ -7,6 +7,10 @@ export class SemaphoreFull extends Error {
  * At most `concurrency` tasks at once, at most `queueLimit` more waiting (first come, first served);
  * a task beyond that is refused at once rather than piling up behind the others (`Infinity`: every task
  * waits its turn).
+ *
+ * Left only for the evaluation consumer (`apps/oms/src/evaluation/evaluation.consumer.ts`, which uses it
+ * without a queue bound, that is as `p-limit` does); the other bounds moved to `p-limit` or a plain count.
+ * Delete this file and its spec once that consumer no longer imports it.
  */
 export class BoundedSemaphore {
   private active = 0;

@@ -20,7 +20,7 @@ interface Statement {
 /**
  * The statements of the current turn, per data source. A new `Map` each turn, dropped at its end: one
  * long-lived `Map` that statements came and went in would keep every call it held, and what the call's
- * promise reaches, until a full garbage collection (`ChurnMap` in `@tracking/core` tells why).
+ * promise reaches, until a full garbage collection (docs/benchmark-history.md, "The seventh round").
  */
 const turns = new WeakMap<DataSource, Map<string, Statement>>();
 const batchTexts = new Map<string, string>();

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, type ErrorBody, Headers, isErrorCode, type ReplyOf, type RequestOf, type Subject } from '@tracking/contracts';
-import { ChurnMap, currentRequestId, DomainError } from '@tracking/core';
+import { currentRequestId, DomainError } from '@tracking/core';
+import { LRUCache } from 'lru-cache';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { NatsConnectionState } from './nats-connection.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
@@ -106,6 +107,12 @@ export class NatsRpcClient {
   }
 }
 
+/**
+ * Requests one client may have waiting for their replies at once: far above what a process serves (the
+ * gateway's default connection cap is 4096); lru-cache allocates its slots up front (some 1.5 MB here).
+ */
+export const RPC_MAX_WAITING = 65536;
+
 interface Waiting {
   resolve: (reply: Msg) => void;
   reject: (error: DomainError) => void;
@@ -121,8 +128,14 @@ interface Waiting {
  */
 class ReplyInbox {
   private readonly inbox: string;
-  /** Not a `Map`: a request comes and goes with every call, and its entry reaches the reply (`ChurnMap`). */
-  private readonly waiting = new ChurnMap<Waiting>();
+  /**
+   * Not a bare `Map`: a request comes and goes with every call and its entry reaches the reply, and a
+   * long-lived `Map` keeps every value it held until the next full collection (docs/benchmark-history.md,
+   * "The seventh round"). lru-cache keeps its values in slots of an array and only their indices in its
+   * `Map`, which `bench/map-churn.mjs` shows to behave like the hand-written dictionary it replaced. Its
+   * bound is never reached by eviction: a request beyond it is refused (`request`).
+   */
+  private readonly waiting = new LRUCache<string, Waiting>({ max: RPC_MAX_WAITING });
   /** The requests of one event-loop turn leave together: one socket write for all of them. */
   private readonly requests = new TurnBatch();
   private nextToken = 0;
@@ -139,6 +152,10 @@ class ReplyInbox {
   }
 
   request(subject: string, packet: string, headers: MsgHdrs, timeoutMs: number): Promise<Msg> {
+    // Full: refused rather than evicting (and so failing) the oldest request still waiting.
+    if (this.waiting.size >= RPC_MAX_WAITING) {
+      return Promise.reject(new DomainError(ErrorCode.ServiceUnavailable, 'Too many requests are waiting for the services; retry after a short delay.'));
+    }
     const token = (this.nextToken++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -28,7 +28,10 @@ export interface DurableConsumerOptions<T> {
    * that mostly wait, such as a reorder delay; the handler then orders its own work.
    */
   concurrentBatches?: number;
-  /** How long a message may stay unacknowledged before JetStream redelivers it (to any replica). */
+  /**
+   * How long a batch's handler may take before JetStream redelivers its messages (to any replica). A
+   * message's wait in this process for its turn does not count: it is renewed (`working()`) meanwhile.
+   */
   ackWaitMs?: number;
   /** The wait before a failed batch is handed out again (the first wait, in `ordered` mode, which doubles it up to 5 s). */
   retryDelayMs?: number;
@@ -46,35 +49,53 @@ export interface DurableConsumerOptions<T> {
   ordered?: boolean;
 }
 
+/** A message taken from the subscription, waiting for the handler. */
+interface Held {
+  message: JsMsg;
+  /** When its ack wait last began (its delivery, or the last `working()` sent for it). */
+  since: number;
+}
+
 /** The longest wait between two tries of a failed batch in `ordered` mode. */
 const ORDERED_RETRY_MAX_MS = 5000;
 
 /**
  * A durable pull consumer that hands messages to its handler in batches as they come: one message when
- * traffic is light (no waiting to fill a batch), up to `maxBatch` under load, one batch at a time per
- * process. Replicas sharing the durable name share the work; a replica that dies leaves its unacknowledged
- * messages to the others after `ackWaitMs`.
+ * traffic is light (no waiting to fill a batch), up to `maxBatch` under load, `concurrentBatches` at a
+ * time per process. Replicas sharing the durable name share the work; a replica that dies leaves its
+ * unacknowledged messages to the others after `ackWaitMs`. A message waiting in this process for the
+ * handler keeps its ack wait from running out (`working()`), and a batch's handler gets a whole ack wait.
  */
 export class DurableConsumer<T> {
   private messages: ConsumerMessages | undefined;
-  private readonly queue: JsMsg[] = [];
-  private draining: Promise<void> | undefined;
+  /** Messages taken from the subscription and not yet handed to the handler, each with when its ack wait last began. */
+  private readonly queue: Held[] = [];
+  /** Handler calls in progress (at most `concurrentBatches`, 1 in `ordered` mode). */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly concurrent: number;
+  private readonly ackWaitMs: number;
+  /** A `dispatch` is due at the end of this turn. */
+  private dispatchDue = false;
+  /** Tells JetStream, every quarter of the ack wait, that the queued messages are still being worked on. */
+  private keepAlive: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
   private retryDone: (() => void) | undefined;
-  /** Wakes a drain that waits for its batches in flight when a message comes (concurrentBatches > 1). */
-  private wake: (() => void) | undefined;
   /** Ends the wait before an ordered batch's next try (on stop). */
   private retryWake: (() => void) | undefined;
 
-  constructor(private readonly options: DurableConsumerOptions<T>) {}
+  constructor(private readonly options: DurableConsumerOptions<T>) {
+    this.concurrent = options.ordered ? 1 : (options.concurrentBatches ?? 1);
+    this.ackWaitMs = options.ackWaitMs ?? 30000;
+  }
 
   /**
    * Starts consuming; never fails: while the stream or NATS is unavailable (JetStream down, permissions
    * missing) it logs and tries again every few seconds, and it starts again when its subscription ends.
    */
   start(): void {
+    this.keepAlive = setInterval(() => this.touchQueued(), this.ackWaitMs / 4).unref();
     this.reading = this.run();
   }
 
@@ -111,7 +132,7 @@ export class DurableConsumer<T> {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(this.options.ackWaitMs ?? 30000),
+      ack_wait: nanos(this.ackWaitMs),
       max_ack_pending: 20000,
       ...(this.options.filterSubjects ? { filter_subjects: this.options.filterSubjects } : {}),
     };
@@ -139,17 +160,18 @@ export class DurableConsumer<T> {
     return this.messages;
   }
 
-  /** Stops taking messages and waits for the batch in progress; the unacknowledged rest is redelivered. */
+  /** Stops taking messages and waits for the batches in progress; the unacknowledged rest is redelivered. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
     this.retryDone?.();
     this.retryWake?.();
     await this.messages?.close().catch(() => undefined);
-    this.wake?.();
     await this.reading;
-    await this.draining;
-    for (const message of this.queue.splice(0)) message.nak();
+    // No batch starts once stopped, so the set only shrinks.
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    clearInterval(this.keepAlive);
+    for (const { message } of this.queue.splice(0)) message.nak();
   }
 
   private async read(messages: ConsumerMessages): Promise<void> {
@@ -158,48 +180,62 @@ export class DurableConsumer<T> {
         message.nak();
         continue;
       }
-      this.queue.push(message);
-      if (!this.draining) this.draining = this.drain();
-      else this.wake?.();
+      this.queue.push({ message, since: Date.now() });
+      // At the end of the turn, so that the messages that arrived together join one batch.
+      if (!this.dispatchDue) {
+        this.dispatchDue = true;
+        setImmediate(() => {
+          this.dispatchDue = false;
+          this.dispatch();
+        });
+      }
     }
   }
 
-  private async drain(): Promise<void> {
+  /**
+   * Hands queued messages to the handler while it has room: called when messages arrive and when a batch
+   * ends, so no loop waits for either (the structure it replaced woke a waiting loop through a shared
+   * callback and `Promise.race` over the batches in flight).
+   */
+  private dispatch(): void {
     const maxBatch = this.options.maxBatch ?? 256;
-    const concurrent = this.options.ordered ? 1 : (this.options.concurrentBatches ?? 1);
-    const inFlight = new Set<Promise<void>>();
-    // Let the messages that arrived together join one batch.
-    await Promise.resolve();
-    for (;;) {
-      if (this.queue.length === 0 || this.stopped) {
-        // Batches still in flight: wait for one of them or for a new message, then look again (a new
-        // drain never runs beside this one).
-        if (inFlight.size > 0) {
-          await Promise.race([...inFlight, new Promise<void>((resolve) => (this.wake = resolve))]);
-          this.wake = undefined;
-          continue;
-        }
-        // Checked and cleared in one turn, so that a message queued after this check starts a new drain.
-        this.draining = undefined;
-        return;
-      }
-      const batch = this.queue.splice(0, maxBatch);
+    while (!this.stopped && this.queue.length > 0 && this.inFlight.size < this.concurrent) {
+      const now = Date.now();
       const decoded: T[] = [];
       const accepted: JsMsg[] = [];
-      for (const message of batch) {
+      for (const { message, since } of this.queue.splice(0, maxBatch)) {
         try {
           decoded.push(this.options.decode(message.data, message.subject));
-          accepted.push(message);
         } catch (error) {
           this.options.logger.error({ err: error, subject: message.subject, seq: message.seq }, 'malformed message on the stream; terminated');
           message.term();
+          continue;
         }
+        // Held here a while: its ack wait begins again, so the handler has all of it.
+        if (now - since >= this.ackWaitMs / 4) message.working();
+        accepted.push(message);
       }
-      if (decoded.length === 0) continue;
-      const handling = this.handleBatch(decoded, accepted);
-      inFlight.add(handling);
-      void handling.finally(() => inFlight.delete(handling));
-      if (inFlight.size >= concurrent) await Promise.race(inFlight);
+      if (accepted.length === 0) continue;
+      const handling: Promise<void> = this.handleBatch(decoded, accepted)
+        .catch((error: unknown) => this.options.logger.error({ err: error, messages: accepted.length }, 'stream batch not settled; JetStream redelivers it after the ack wait'))
+        .finally(() => {
+          this.inFlight.delete(handling);
+          this.dispatch();
+        });
+      this.inFlight.add(handling);
+    }
+  }
+
+  /**
+   * The ack wait runs from delivery, and queued messages wait for the handler: without this, one that
+   * waited longer than the ack wait would be handed out again (here or to another replica) while still
+   * queued here, and handled twice.
+   */
+  private touchQueued(): void {
+    const now = Date.now();
+    for (const held of this.queue) {
+      held.message.working();
+      held.since = now;
     }
   }
 

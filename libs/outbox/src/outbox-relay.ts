@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '@tracking/core';
@@ -62,8 +63,14 @@ export class OutboxRelay {
   private listener: pg.Client | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private woken = false;
-  private wake: (() => void) | undefined;
+  /**
+   * The doorbell: aborted by a notification (`poke`) or by `stop`, and replaced as each batch begins, so
+   * a wake that comes while the batch runs ends the wait after it at once and none is lost. Node's own
+   * primitives (an AbortController and `timers/promises`) in place of a flag and a stored callback.
+   */
+  private doorbell = new AbortController();
+  /** Aborted by `stop`: ends a backoff, which a notification does not cut short. */
+  private readonly stopping = new AbortController();
   private readonly relayed: Counter | undefined;
   private readonly failures: Counter | undefined;
   /** Follows the NATS connection's status: false from a disconnection to the reconnection. */
@@ -125,15 +132,15 @@ export class OutboxRelay {
   /** Stops after the batch in progress (whose transaction commits or rolls back as it would). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.stopping.abort();
+    this.doorbell.abort();
     await this.running;
     await this.listener?.end().catch(() => undefined);
   }
 
   /** Makes the relay look now (it also wakes on the database's notification). */
   poke(): void {
-    this.woken = true;
-    this.wake?.();
+    this.doorbell.abort();
   }
 
   private async listen(): Promise<void> {
@@ -161,10 +168,11 @@ export class OutboxRelay {
     let backoffMs = 0;
     while (!this.stopped) {
       let full = false;
+      // A wake from now on means something may have committed after this batch's read: it rings this
+      // doorbell (a new one, in the same turn as the check above, so a `stop` cannot fall between).
+      const doorbell = (this.doorbell = new AbortController());
       try {
         await this.ensureListener();
-        // A wake from now on means something may have committed after this batch's read.
-        this.woken = false;
         const outcome = await this.relayBatch();
         full = (outcome.read === this.batchSize && outcome.failed === 0) || outcome.abandoned;
         backoffMs = outcome.failed > 0 && !outcome.abandoned ? Math.min(Math.max(backoffMs * 2, 100), this.pollIntervalMs) : 0;
@@ -173,30 +181,10 @@ export class OutboxRelay {
         this.options.logger.warn({ err: error }, 'outbox relay batch failed; retrying');
       }
       if (this.stopped) break;
-      if (backoffMs > 0) await this.pause(backoffMs, false);
-      else if (!full) await this.pause(this.pollIntervalMs, true);
+      // A rung doorbell makes `sleep` reject at once (AbortError), which ends the wait as intended.
+      if (backoffMs > 0) await sleep(backoffMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      else if (!full) await sleep(this.pollIntervalMs, undefined, { signal: doorbell.signal }).catch(() => undefined);
     }
-  }
-
-  /** Waits `ms`, or less when woken (unless `wakeable` is false, for a backoff); a wake that came meanwhile counts. */
-  private pause(ms: number, wakeable: boolean): Promise<void> {
-    if (wakeable && this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wake = () => {
-        if (wakeable || this.stopped) done();
-      };
-      this.wake = wake;
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-    }).then(() => {
-      this.wake = undefined;
-    });
   }
 
   /**

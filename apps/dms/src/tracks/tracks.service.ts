@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- loops over parallel arrays indexed within their lengths: `!` states the bound the loop checks, which noUncheckedIndexedAccess cannot see. */
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode, type TrackReply, type TrackRequest } from '@tracking/contracts';
-import { BoundedSemaphore, DomainError, SemaphoreFull } from '@tracking/core';
+import { DomainError } from '@tracking/core';
 import type { DmsConfig } from '../config.js';
 import { DMS_CONFIG } from '../tokens.js';
 import { TrackRepository } from './track.repository.js';
@@ -17,8 +17,11 @@ export const TRACK_READS_POLICY = 'track-reads';
  */
 @Injectable()
 export class TracksService {
-  /** The tenants reading tracks now, each with its slots; a tenant leaves the map when its last read ends. */
-  private readonly reads = new Map<string, BoundedSemaphore>();
+  /**
+   * The tracks each tenant is reading now; a tenant leaves the map when its last read ends. A count, not a
+   * semaphore: a read beyond the limit is refused, never queued, so there is nothing to wait on.
+   */
+  private readonly reads = new Map<string, number>();
 
   constructor(
     private readonly tracks: TrackRepository,
@@ -26,22 +29,22 @@ export class TracksService {
   ) {}
 
   async get(request: TrackRequest): Promise<TrackReply> {
-    let slots = this.reads.get(request.tenantId);
-    if (slots === undefined) this.reads.set(request.tenantId, (slots = new BoundedSemaphore(this.config.TRACK_CONCURRENCY_PER_TENANT, 0)));
+    const running = this.reads.get(request.tenantId) ?? 0;
+    if (running >= this.config.TRACK_CONCURRENCY_PER_TENANT) {
+      throw new DomainError(
+        ErrorCode.RateLimitExceeded,
+        `Too many track requests of this tenant are running (at most ${this.config.TRACK_CONCURRENCY_PER_TENANT} at once); retry after the Retry-After delay.`,
+        { policy: TRACK_READS_POLICY },
+      );
+    }
+    // Counted before the first await, so requests of one turn see each other.
+    this.reads.set(request.tenantId, running + 1);
     try {
-      return await slots.run(() => this.read(request));
-    } catch (error) {
-      if (error instanceof SemaphoreFull) {
-        throw new DomainError(
-          ErrorCode.RateLimitExceeded,
-          `Too many track requests of this tenant are running (at most ${this.config.TRACK_CONCURRENCY_PER_TENANT} at once); retry after the Retry-After delay.`,
-          { policy: TRACK_READS_POLICY },
-        );
-      }
-      throw error;
+      return await this.read(request);
     } finally {
-      const { active, waiting } = slots.load;
-      if (active === 0 && waiting === 0) this.reads.delete(request.tenantId);
+      const left = (this.reads.get(request.tenantId) ?? 1) - 1;
+      if (left === 0) this.reads.delete(request.tenantId);
+      else this.reads.set(request.tenantId, left);
     }
   }
 

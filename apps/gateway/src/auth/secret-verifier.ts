@@ -1,9 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode } from '@tracking/contracts';
-import { BoundedSemaphore, DomainError, SemaphoreFull } from '@tracking/core';
+import { DomainError } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { LRUCache } from 'lru-cache';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { Counter } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
 import type { ApplicationEntity } from '../identity/application.entity.js';
@@ -28,11 +29,15 @@ const VERIFIED_CAPACITY = 10000;
 export class SecretVerifier {
   private readonly cacheKey = randomBytes(32);
   private readonly verified = new LRUCache<string, string>({ max: VERIFIED_CAPACITY, ttl: VERIFIED_FOR_MS });
-  private readonly hashing: BoundedSemaphore;
+  /** The hashes running (at most TOKEN_HASH_CONCURRENCY) and waiting for a turn, first come first served. */
+  private readonly hashing: LimitFunction;
+  /** Hashes running and waiting at most: TOKEN_HASH_CONCURRENCY + TOKEN_HASH_QUEUE. */
+  private readonly hashingCapacity: number;
   private readonly verifications: Counter<'outcome'>;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, metrics: ServiceMetrics) {
-    this.hashing = new BoundedSemaphore(config.TOKEN_HASH_CONCURRENCY, config.TOKEN_HASH_QUEUE);
+    this.hashing = pLimit(config.TOKEN_HASH_CONCURRENCY);
+    this.hashingCapacity = config.TOKEN_HASH_CONCURRENCY + config.TOKEN_HASH_QUEUE;
     this.verifications = new Counter({
       name: 'gateway_secret_verifications_total',
       help: 'Application secrets checked by the token endpoint, by outcome: matched from memory (cached), hashed and matched, hashed and did not match, refused because the hashing queue was full.',
@@ -48,14 +53,13 @@ export class SecretVerifier {
       this.verifications.inc({ outcome: 'cached' });
       return true;
     }
-    let matched: boolean;
-    try {
-      matched = await this.hashing.run(() => verifySecret(secret, application?.secretHash ?? DECOY_HASH));
-    } catch (error) {
-      if (!(error instanceof SemaphoreFull)) throw error;
+    // p-limit queues without bound; the bound is this check. p-limit counts a task as active or pending
+    // from the call on (synchronously), so two requests in one turn cannot both take the last place.
+    if (this.hashing.activeCount + this.hashing.pendingCount >= this.hashingCapacity) {
       this.verifications.inc({ outcome: 'refused' });
       throw new DomainError(ErrorCode.ServiceUnavailable, 'Too many credential checks are in progress; retry after the Retry-After delay.');
     }
+    const matched = await this.hashing(() => verifySecret(secret, application?.secretHash ?? DECOY_HASH));
     this.verifications.inc({ outcome: matched ? 'matched' : 'mismatched' });
     if (matched && key !== undefined && application) this.verified.set(key, application.secretHash);
     return matched;
