@@ -1,0 +1,2 @@
+export * from './mqtt-listener.js';
+export * from './mqtt-metrics.js';
