@@ -86,10 +86,7 @@ export class MqttConnection {
   private version: 4 | 5 = 4;
   private state: 'new' | 'authenticating' | 'connected' | 'closed' = 'new';
   private readonly framer: MqttFramer;
-  private parser: ReturnType<typeof mqttPacket.parser> | null = null;
   private frames: Frame[] = [];
-  private parsed: Packet | null = null;
-  private parseFailed = false;
   /** The first byte arrived. */
   private started = false;
   private processing = false;
@@ -100,7 +97,8 @@ export class MqttConnection {
   private subscriptions: string[] = [];
   private unwatch: (() => void) | null = null;
   private authTimer: NodeJS.Timeout | null = null;
-  private retryTimers = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
+  /** The waits of limited messages (MQTT 3.1.1), woken early when the connection closes. */
+  private retryTimers: Set<{ timer: NodeJS.Timeout; wake: () => void }> | null = null;
   /** Set by the listener's stop(): read nothing more, finish what is in flight. */
   private draining = false;
 
@@ -129,7 +127,7 @@ export class MqttConnection {
     if (this.draining) return;
     this.draining = true;
     this.pause();
-    for (const entry of [...this.retryTimers]) entry.wake();
+    for (const entry of [...(this.retryTimers ?? [])]) entry.wake();
   }
 
   /** Closes with MQTT 5 DISCONNECT `reason` when the device speaks MQTT 5 and is connected. */
@@ -183,26 +181,9 @@ export class MqttConnection {
   private handleFrame(frame: Frame): void {
     if (frame.kind === 'malformed') return this.protocolError(Reason.MalformedPacket);
     if (frame.kind === 'oversized') return this.oversized(frame);
-    const parser = this.parserFor();
-    this.parsed = null;
-    this.parseFailed = false;
-    parser.parse(frame.bytes);
-    const packet = this.parsed as Packet | null;
-    if (this.parseFailed || !packet) return this.protocolError(Reason.MalformedPacket);
+    const packet = parseFrame(this.state === 'new' ? 'connect' : this.version, frame.bytes);
+    if (!packet) return this.protocolError(Reason.MalformedPacket);
     this.handlePacket(packet);
-  }
-
-  /**
-   * One parser per connection (it learns the protocol version from CONNECT), made at the first packet.
-   * It gets whole frames only, so each parse() emits exactly one packet or an error, synchronously.
-   */
-  private parserFor() {
-    if (!this.parser) {
-      this.parser = mqttPacket.parser();
-      this.parser.on('packet', (packet: Packet) => (this.parsed = packet));
-      this.parser.on('error', () => (this.parseFailed = true));
-    }
-    return this.parser;
   }
 
   private handlePacket(packet: Packet): void {
@@ -409,10 +390,10 @@ export class MqttConnection {
       const entry = { timer: setTimeout(() => wake(), Math.max(ms, 100)), wake: () => wake() };
       const wake = () => {
         clearTimeout(entry.timer);
-        this.retryTimers.delete(entry);
+        this.retryTimers?.delete(entry);
         resolve();
       };
-      this.retryTimers.add(entry);
+      (this.retryTimers ??= new Set()).add(entry);
     });
     this.resume();
     return this.state === 'connected' && !this.draining;
@@ -501,11 +482,38 @@ export class MqttConnection {
   private onClose(): void {
     this.state = 'closed';
     if (this.authTimer) clearTimeout(this.authTimer);
-    for (const entry of [...this.retryTimers]) entry.wake();
+    for (const entry of [...(this.retryTimers ?? [])]) entry.wake();
     this.unwatch?.();
     this.unwatch = null;
     this.frames = [];
     this.acks = [];
     this.host.closed(this);
   }
+}
+
+type Parser = ReturnType<typeof mqttPacket.parser>;
+/** One parser per kind for all connections: CONNECT (any version), then MQTT 3.1.1 and MQTT 5 packets. */
+const parsers = new Map<'connect' | 4 | 5, Parser>();
+let parsed: Packet | null = null;
+
+/**
+ * Decodes one whole frame. The parsers are shared by every connection rather than one per connection
+ * (about 1.6 KiB each, and it would keep the CONNECT packet with the password): the framer hands over
+ * whole frames only, so each parse() emits one packet or an error synchronously and leaves the parser
+ * empty. A parser that failed is dropped and made anew.
+ */
+function parseFrame(kind: 'connect' | 4 | 5, bytes: Buffer): Packet | null {
+  let parser = parsers.get(kind);
+  if (!parser) {
+    parser = mqttPacket.parser(kind === 'connect' ? {} : { protocolVersion: kind });
+    parser.on('packet', (packet: Packet) => (parsed = packet));
+    parser.on('error', () => parsers.delete(kind));
+    parsers.set(kind, parser);
+  }
+  parsed = null;
+  parser.parse(bytes);
+  const packet = parsed as Packet | null;
+  parsed = null;
+  if (!packet) parsers.delete(kind);
+  return packet;
 }
