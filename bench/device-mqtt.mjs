@@ -68,6 +68,7 @@ async function serve(kind) {
     port = await listen(createServer((socket) => (sockets.add(socket), socket.on('close', () => sockets.delete(socket)))));
   }
   process.on('message', (message) => {
+    if (message === 'exit') process.exit(0);
     if (message === 'memory') {
       global.gc();
       global.gc();
@@ -171,7 +172,9 @@ function print(line) {
 }
 
 async function startServer(kind) {
-  const child = fork(fileURLToPath(import.meta.url), ['--server', kind], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_MQTT_CPU_PROF=<dir>: a CPU profile of each server process (summarize with bench/cpuprofile-summary.mjs).
+  const profile = process.env.BENCH_MQTT_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_MQTT_CPU_PROF, '--cpu-prof-name', `${kind}-${Date.now()}.cpuprofile`] : [];
+  const child = fork(fileURLToPath(import.meta.url), ['--server', kind], { execArgv: ['--expose-gc', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [ready] = await once(child, 'message');
   return {
     port: ready.port,
@@ -182,8 +185,9 @@ async function startServer(kind) {
       return reply.memory;
     },
     stop: async () => {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
+      const exited = once(child, 'exit');
+      child.send('exit');
+      await exited;
     },
   };
 }

@@ -4,6 +4,7 @@ import { type ErrorBody, ErrorCode } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
 import mqttPacket, { type IConnectPacket, type IPublishPacket, type ISubscribePacket, type IUnsubscribePacket, type Packet } from 'mqtt-packet';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceSink, SubmitResult } from '../ingest/device-sink.js';
+import type { FailedAuthLimiter } from './failed-auth-limiter.js';
 import { type Frame, MqttFramer } from './mqtt-framer.js';
 import type { MqttMetrics, MqttRefusal } from './mqtt-metrics.js';
 import { MAX_PAYLOAD_BYTES, readingsFromPayload } from './mqtt-payload.js';
@@ -19,6 +20,7 @@ export const Reason = {
   UnsupportedProtocolVersion: 0x84,
   ClientIdentifierNotValid: 0x85,
   BadUserNameOrPassword: 0x86,
+  Banned: 0x8a,
   NotAuthorized: 0x87,
   ServerUnavailable: 0x88,
   ServerBusy: 0x89,
@@ -35,7 +37,7 @@ export const Reason = {
 } as const;
 
 /** MQTT 3.1.1 CONNACK return codes (section 3.2.2.3). */
-const ReturnCode = { UnacceptableProtocolVersion: 1, IdentifierRejected: 2, ServerUnavailable: 3, BadUserNameOrPassword: 4 } as const;
+const ReturnCode = { UnacceptableProtocolVersion: 1, IdentifierRejected: 2, ServerUnavailable: 3, BadUserNameOrPassword: 4, NotAuthorized: 5 } as const;
 
 /** MQTT 3.1.1 SUBACK failure. */
 const SUBACK_FAILURE = 0x80;
@@ -52,6 +54,8 @@ export interface ConnectionHost {
   readonly logger: Logger;
   readonly maxPacketBytes: number;
   readonly maxInFlight: number;
+  /** Refuses addresses with too many failed authentications; null: no limit. */
+  readonly failedAuth: FailedAuthLimiter | null;
   /** Counts a submit the listener's stop() must wait for. */
   track(work: Promise<void>): void;
   /** Called once the connection authenticated; the listener closes an older connection of the same client id. */
@@ -232,7 +236,9 @@ export class MqttConnection {
     if (version === 4 && packet.clientId === '' && !packet.clean) {
       return this.refuseConnect('protocol_error', ReturnCode.IdentifierRejected, Reason.ClientIdentifierNotValid);
     }
-    if (!packet.username || !packet.password) return this.refuseConnect('bad_credentials', ReturnCode.BadUserNameOrPassword, Reason.BadUserNameOrPassword);
+    const address = this.socket.remoteAddress;
+    if (this.host.failedAuth && !this.host.failedAuth.allows(address)) return this.refuseConnect('address_blocked', ReturnCode.NotAuthorized, Reason.Banned);
+    if (!packet.username || !packet.password) return this.badCredentials(address);
     let identity: DeviceIdentity | null;
     try {
       identity = await this.host.authenticator.authenticate('Mqtt', packet.username, packet.password.toString('utf8'));
@@ -241,7 +247,7 @@ export class MqttConnection {
       return this.refuseConnect('unavailable', ReturnCode.ServerUnavailable, Reason.ServerUnavailable);
     }
     if (this.state !== 'authenticating') return;
-    if (!identity) return this.refuseConnect('bad_credentials', ReturnCode.BadUserNameOrPassword, Reason.BadUserNameOrPassword);
+    if (!identity) return this.badCredentials(address);
 
     this.state = 'connected';
     if (this.authTimer) clearTimeout(this.authTimer);
@@ -274,6 +280,11 @@ export class MqttConnection {
       this.write({ cmd: 'connack', returnCode: 0, sessionPresent: false });
     }
     this.processFrames();
+  }
+
+  private badCredentials(address: string | undefined): void {
+    this.host.failedAuth?.failed(address);
+    this.refuseConnect('bad_credentials', ReturnCode.BadUserNameOrPassword, Reason.BadUserNameOrPassword);
   }
 
   private refuseConnect(refusal: MqttRefusal, returnCode: number, reasonCode: number): void {

@@ -8,6 +8,7 @@ import { deferred, TestAuthenticator, TestSink } from '../../../../test/support/
 import { eventually } from '../../../../test/support/eventually.js';
 import { makeTlsFiles } from '../../../../test/support/tls-files.js';
 import type { SubmitResult } from '../ingest/device-sink.js';
+import { FailedAuthLimiter } from './failed-auth-limiter.js';
 import { MqttListener, type MqttListenerOptions } from './mqtt-listener.js';
 import { PromMqttMetrics } from './mqtt-metrics.js';
 
@@ -348,6 +349,18 @@ describe('MQTT listener, before authentication', () => {
     }
     expect(await metric(run, 'device_refusals_total', { reason: 'protocol_error' })).toBe(3);
     await eventually(() => run.listener.connectionCount, (n) => n === 0, 'the connections closing');
+  });
+
+  it.each([4, 5] as const)('refuses an address after too many failed authentications, even with a good secret (MQTT %i)', async (version) => {
+    const run = await start({ failedAuthLimiter: new FailedAuthLimiter({ maxFailures: 2, windowMs: 60_000 }) });
+    const bad = version === 5 ? 0x86 : 4;
+    expect((await connectError(run, version, { password: 'dvs_guess-1' })).code).toBe(bad);
+    expect((await connectError(run, version, { username: 'guess', password: 'dvs_guess-2' })).code).toBe(bad);
+    let checked = 0;
+    run.auth.authenticateHook = async () => void checked++;
+    expect((await connectError(run, version, {})).code).toBe(version === 5 ? 0x8a : 5);
+    expect(checked).toBe(0);
+    expect(await metric(run, 'device_refusals_total', { reason: 'address_blocked' })).toBe(1);
   });
 
   it('refuses connections over the cap at once', async () => {

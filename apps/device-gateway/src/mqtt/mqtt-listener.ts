@@ -2,6 +2,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { createServer as createTlsServer } from 'node:tls';
 import { createLogger, type Logger } from '@tracking/core';
 import type { DeviceAuthenticator, DeviceSink } from '../ingest/device-sink.js';
+import { FailedAuthLimiter } from './failed-auth-limiter.js';
 import { type ConnectionHost, MqttConnection, Reason } from './mqtt-connection.js';
 import { type MqttMetrics, noMqttMetrics } from './mqtt-metrics.js';
 import { MAX_PAYLOAD_BYTES } from './mqtt-payload.js';
@@ -22,6 +23,11 @@ export interface MqttListenerOptions {
   maxConnections?: number;
   /** QoS 1 and 2 messages of one connection submitted and not yet acknowledged; reading pauses at this many. */
   maxInFlight?: number;
+  /**
+   * Failed authentications per address before CONNECTs from it are refused unchecked; share one
+   * instance between listeners to count guesses across protocols. Default 20 per minute; null: none.
+   */
+  failedAuthLimiter?: FailedAuthLimiter | null;
   metrics?: MqttMetrics;
   logger?: Logger;
 }
@@ -62,6 +68,7 @@ export class MqttListener {
       logger: options.logger ?? createLogger('device-gateway').child({ listener: 'mqtt' }),
       maxPacketBytes: options.maxPacketBytes ?? MAX_PAYLOAD_BYTES + 1024,
       maxInFlight: options.maxInFlight ?? 16,
+      failedAuth: options.failedAuthLimiter === undefined ? new FailedAuthLimiter({ maxFailures: 20, windowMs: 60_000 }) : options.failedAuthLimiter,
       track: (work) => {
         this.inFlight.add(work);
         void work.finally(() => this.inFlight.delete(work));

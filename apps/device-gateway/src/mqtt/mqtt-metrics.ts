@@ -5,6 +5,7 @@ export type MqttRefusal =
   | 'connection_cap'
   | 'auth_deadline'
   | 'bad_credentials'
+  | 'address_blocked'
   | 'unsupported_protocol_version'
   | 'protocol_error'
   | 'packet_too_large'
