@@ -71,11 +71,6 @@ interface AckSlot {
   readAt: number;
 }
 
-/**
- * One device's MQTT connection: the CONNECT handshake against the DeviceAuthenticator, then PUBLISH
- * packets to the DeviceSink, each acknowledged only once the sink resolved. A small hand-written state
- * machine over mqtt-packet rather than a broker; see docs/protocols/mqtt.md, "Why not a broker".
- */
 /** Who an accepted connection is. */
 export interface MqttSession {
   identity: DeviceIdentity;
@@ -84,6 +79,11 @@ export interface MqttSession {
   key: string;
 }
 
+/**
+ * One device's MQTT connection: the CONNECT handshake against the DeviceAuthenticator, then PUBLISH
+ * packets to the DeviceSink, each acknowledged only once the sink resolved. A small hand-written state
+ * machine over mqtt-packet rather than a broker; see docs/protocols/mqtt.md, "Why not a broker".
+ */
 export class MqttConnection {
   /** Set once CONNECT was accepted. */
   session: MqttSession | null = null;
@@ -120,10 +120,6 @@ export class MqttConnection {
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onClose());
     socket.on('timeout', () => this.close(Reason.KeepAliveTimeout));
-  }
-
-  get connected(): boolean {
-    return this.state === 'connected';
   }
 
   /** Stops reading: the listener is stopping. What is in flight still gets its acknowledgement. */
@@ -177,6 +173,8 @@ export class MqttConnection {
         if (!frame) break;
         this.handleFrame(frame);
       }
+    } catch (error) {
+      this.fail(error);
     } finally {
       this.processing = false;
     }
@@ -193,7 +191,7 @@ export class MqttConnection {
   private handlePacket(packet: Packet): void {
     if (this.state === 'new') {
       if (packet.cmd !== 'connect') return this.protocolError(Reason.ProtocolError);
-      void this.onConnect(packet);
+      this.onConnect(packet).catch((error: unknown) => this.fail(error));
       return;
     }
     const session = this.session;
@@ -347,9 +345,11 @@ export class MqttConnection {
     this.inFlight++;
     if (this.inFlight === this.host.maxInFlight) this.pause();
     this.host.track(
-      this.submitUntilSettled(session, slot, packet, readings).finally(() => {
-        if (this.inFlight-- === this.host.maxInFlight) this.resume();
-      }),
+      this.submitUntilSettled(session, slot, packet, readings)
+        .catch((error: unknown) => this.fail(error))
+        .finally(() => {
+          if (this.inFlight-- === this.host.maxInFlight) this.resume();
+        }),
     );
   }
 
@@ -437,6 +437,8 @@ export class MqttConnection {
 
   private onUnsubscribe(packet: IUnsubscribePacket): void {
     const filters = Array.isArray(packet.unsubscriptions) ? packet.unsubscriptions : [packet.unsubscriptions];
+    // MQTT-3.10.3-2: at least one filter (mqtt-packet's parser lets an empty MQTT 5 UNSUBSCRIBE through).
+    if (filters.length === 0) return this.protocolError(Reason.ProtocolError);
     const found = filters.map((filter) => {
       const index = this.subscriptions.indexOf(filter);
       if (index >= 0) this.subscriptions.splice(index, 1);
@@ -473,6 +475,12 @@ export class MqttConnection {
 
   private protocolError(reason: number): void {
     this.refuseAndClose('protocol_error', reason);
+  }
+
+  /** A bug of ours met on this connection: log it and close this connection only, never the process. */
+  private fail(error: unknown): void {
+    this.host.logger.error({ err: error }, 'MQTT: closing a connection after an unexpected error');
+    this.refuseAndClose('protocol_error', Reason.UnspecifiedError);
   }
 
   private pause(): void {

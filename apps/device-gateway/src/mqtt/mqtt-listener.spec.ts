@@ -258,6 +258,15 @@ describe('MQTT listener, MQTT 5 only', () => {
     expect(await metric(run, 'device_refusals_total', { reason: 'limited' })).toBe(1);
   });
 
+  it('disconnects with 0x82 an UNSUBSCRIBE without filters (it used to throw out of the connection)', async () => {
+    const run = await start();
+    const raw = await rawSession(run.port, 5);
+    // Fixed header, packet id 5, no properties, no topic filter: mqtt-packet parses it, MQTT-3.10.3-2 forbids it.
+    raw.socket.write(Buffer.from([0xa2, 0x03, 0x00, 0x05, 0x00]));
+    expect(await raw.next()).toMatchObject({ cmd: 'disconnect', reasonCode: 0x82 });
+    await raw.ended;
+  });
+
   it('disconnects with 0x95 a packet over the maximum packet size', async () => {
     const run = await start({ maxPacketBytes: 2048 });
     const raw = await rawSession(run.port, 5);
