@@ -119,7 +119,8 @@ export class MqttConnection {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onClose());
-    socket.on('timeout', () => this.close(Reason.KeepAliveTimeout));
+    // Silence while we paused reading (a limit, messages in flight, stopping) is ours, not the device's.
+    socket.on('timeout', () => this.pauses === 0 && this.close(Reason.KeepAliveTimeout));
   }
 
   /** Stops reading: the listener is stopping. What is in flight still gets its acknowledgement. */

@@ -258,6 +258,15 @@ describe('MQTT listener, MQTT 5 only', () => {
     expect(await metric(run, 'device_refusals_total', { reason: 'limited' })).toBe(1);
   });
 
+  it('closes a connection silent for one and a half keep-alive periods with DISCONNECT 0x8D', async () => {
+    const run = await start();
+    const raw = await rawSession(run.port, 5, 1);
+    const started = Date.now();
+    expect(await raw.next()).toMatchObject({ cmd: 'disconnect', reasonCode: 0x8d });
+    await raw.ended;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+  });
+
   it('disconnects with 0x82 an UNSUBSCRIBE without filters (it used to throw out of the connection)', async () => {
     const run = await start();
     const raw = await rawSession(run.port, 5);
@@ -428,7 +437,7 @@ function openSocket(port: number): Promise<Socket> {
 }
 
 /** A connection driven packet by packet, for what mqtt.js will not send (QoS 2 and retain in MQTT 5, oversized packets). */
-async function rawSession(port: number, version: 4 | 5) {
+async function rawSession(port: number, version: 4 | 5, keepalive = 60) {
   const socket = await openSocket(port);
   const parser = mqttPacket.parser({ protocolVersion: version });
   const packets: Packet[] = [];
@@ -443,7 +452,7 @@ async function rawSession(port: number, version: 4 | 5) {
   const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   const send = (packet: Packet) => socket.write(mqttPacket.generate(packet, { protocolVersion: version }));
   const next = () => new Promise<Packet>((resolve) => (packets.length > 0 ? resolve(packets.shift()!) : waiting.push(resolve)));
-  send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: version, clientId: `raw-${Math.random()}`, clean: true, keepalive: 60, username: 'truck-1', password: Buffer.from(SECRET) });
+  send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: version, clientId: `raw-${Math.random()}`, clean: true, keepalive, username: 'truck-1', password: Buffer.from(SECRET) });
   const connack = await next();
   return { socket, send, next, ended, connack };
 }
