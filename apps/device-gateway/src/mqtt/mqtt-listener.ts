@@ -36,6 +36,12 @@ export interface MqttListenerOptions {
  * The device gateway's MQTT 3.1.1 and 5 listener: authenticates each device with its credential,
  * hands the readings it publishes to the DeviceSink, and acknowledges each PUBLISH only once the sink
  * committed it. The rules are in docs/protocols/mqtt.md.
+ *
+ * Built on mqtt-packet (the codec of aedes and MQTT.js) rather than an embedded broker: aedes 1.2, the
+ * current stable release, refuses MQTT 5 CONNECTs; aedes 2.0.0-beta.1 speaks MQTT 5 but its hooks cannot
+ * choose a PUBACK reason (0x97, 0x99) and its CONNACK says neither Maximum QoS 1 nor Retain Available 0,
+ * which the contract requires; and a broker's routing, retained store, sessions and wills are what the
+ * contract forbids or has no use for. Details: docs/protocols/mqtt.md, "Why not a broker".
  */
 export class MqttListener {
   private readonly servers: Server[] = [];
