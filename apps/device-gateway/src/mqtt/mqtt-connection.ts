@@ -397,6 +397,7 @@ export class MqttConnection {
 
   /** Pauses reading for `ms`; false when the connection closed or the listener stopped meanwhile. */
   private async pausedFor(ms: number): Promise<boolean> {
+    if (this.draining || this.state !== 'connected') return false;
     this.pause();
     await new Promise<void>((resolve) => {
       const entry = { timer: setTimeout(() => wake(), Math.max(ms, 100)), wake: () => wake() };

@@ -429,6 +429,25 @@ describe('MQTT listener, lifecycle', () => {
   });
 });
 
+describe('MQTT listener, stopping while a limited message waits', () => {
+  it('stop() does not wait out the limit: the message goes unacknowledged (the device resends it elsewhere) and the connection closes', async () => {
+    const run = await start();
+    const c = await client(run, 4);
+    run.sink.next.push({ kind: 'limited', retryAfterSeconds: 25 });
+    let acknowledged = false;
+    void c.publishAsync('devices/truck-1/readings', JSON.stringify(reading()), { qos: 1 }).then(() => (acknowledged = true), () => undefined);
+    await run.sink.waitForSubmissions(1);
+    const gone = closed(c);
+    running.splice(running.indexOf(run), 1);
+    const started = Date.now();
+    await run.listener.stop();
+    await gone;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(acknowledged).toBe(false);
+    expect(run.sink.submissions).toHaveLength(1);
+  });
+});
+
 function openSocket(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connectTcp(port, '127.0.0.1', () => resolve(socket));
