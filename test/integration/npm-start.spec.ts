@@ -28,7 +28,7 @@ describe('npm start', () => {
 
   it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
     const port = await freePort();
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
       OPS_PORT: '0',
