@@ -22,6 +22,7 @@ COPY apps/gateway/package.json apps/gateway/
 COPY apps/oms/package.json apps/oms/
 COPY apps/dms/package.json apps/dms/
 COPY apps/device-gateway/package.json apps/device-gateway/
+COPY apps/simulator/package.json apps/simulator/
 COPY libs/contracts/package.json libs/contracts/
 COPY libs/core/package.json libs/core/
 COPY libs/database/package.json libs/database/
