@@ -8,6 +8,8 @@
 #
 # Node runs as PID 1 without an init: every long-running process handles SIGTERM itself (graceful
 # shutdown), and none of them spawns children, so there are no zombies to reap.
+# Node 20, the version the project supports (package.json `engines`; `npm run lint` checks every
+# dependency in package-lock.json accepts it).
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # The package manifests: `npm ci` needs the lockfile and every workspace's package.json (add new workspaces here).
@@ -19,6 +21,8 @@ COPY package.json package-lock.json .npmrc ./
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/oms/package.json apps/oms/
 COPY apps/dms/package.json apps/dms/
+COPY apps/device-gateway/package.json apps/device-gateway/
+COPY apps/simulator/package.json apps/simulator/
 COPY libs/contracts/package.json libs/contracts/
 COPY libs/core/package.json libs/core/
 COPY libs/database/package.json libs/database/

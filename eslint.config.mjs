@@ -20,6 +20,8 @@ export default [
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
             // The SDK is published on its own: it imports no workspace library.
             { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: [] },
+            // Tools such as the simulator are clients of the API: the SDK is all they may use.
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:sdk'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             // OMS and DMS never import each other; only shared and backend libraries.
             { sourceTag: 'scope:oms', onlyDependOnLibsWithTags: ['scope:oms', 'scope:shared', 'scope:backend'] },

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
+import { localSettings, latenessNotice } from './start-settings.mjs';
 import { webhookNotice, webhookSettings } from './start-webhooks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +51,8 @@ function run(name) {
     OPS_HOST: process.env.OPS_HOST ?? '127.0.0.1',
     // Local development: webhooks may reach http:// receivers on this machine (both are off in production).
     ...webhookSettings(process.env),
+    // Readable log lines, and visits and alerts within seconds of a pause (both production defaults differ).
+    ...localSettings(process.env, process.stdout.isTTY === true),
   };
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
@@ -204,6 +207,7 @@ if (credentials) {
   say(`Demo Admin application ${applicationId}, secret ${applicationSecret}`);
   say(`(credentials kept in ${credentialsFile})`);
   say(webhookNotice(process.env));
+  say(latenessNotice(process.env));
   say('List the demo shipments:');
   process.stdout.write(`\n${curl}\n\n`);
 } else {

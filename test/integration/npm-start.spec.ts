@@ -28,7 +28,7 @@ describe('npm start', () => {
 
   it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
     const port = await freePort();
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
       OPS_PORT: '0',
@@ -39,10 +39,11 @@ describe('npm start', () => {
       REDIS_URL: testRedisUrl(),
       REDIS_KEY_PREFIX: `test:${prefix}:`,
       START_LOCAL_DIR: localDir,
-      LOG_LEVEL: 'warn',
       KEY_ENCRYPTION_KEYS: '',
       NODE_ENV: 'development',
     };
+    // What a newcomer gets: npm start's own defaults, not the test run's (LOG_LEVEL=silent) or the shell's.
+    for (const name of ['LOG_LEVEL', 'LOG_FORMAT', 'EVALUATION_LATENESS_SECONDS', 'FORCE_COLOR']) delete env[name];
     child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -54,6 +55,15 @@ describe('npm start', () => {
     }
     expect(output, output).toContain('Press Ctrl-C');
     expect(output).toContain('made a key-encryption key');
+    // For people: one readable line per service at the default level, none of Nest's start-up narration
+    // (modules initialised, routes mapped: 161 lines before), no JSON; the short lateness bound, said.
+    const printed = output.slice(0, output.indexOf('Press Ctrl-C')).split('\n');
+    expect(printed.length, output).toBeLessThanOrEqual(20);
+    expect(output).not.toMatch(/"level":|InstanceLoader|RouterExplorer|Mapped \{/);
+    for (const service of ['gateway', 'oms', 'dms', 'worker']) {
+      expect(printed.filter((line) => line.includes(`[${service}]`) && line.includes(`${service} started`)), output).toHaveLength(1);
+    }
+    expect(output).toMatch(/silent for 30 s \(EVALUATION_LATENESS_SECONDS=30 for npm start; 600 by default\)/);
 
     const credentials = JSON.parse(readFileSync(join(localDir, 'demo-credentials.json'), 'utf8')) as Record<string, string>;
     const base = `http://localhost:${port}`;

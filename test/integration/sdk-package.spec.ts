@@ -12,7 +12,10 @@ const SDK = resolve('libs/sdk');
 const TSC = resolve('node_modules/typescript/bin/tsc');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-/** `npm pack` of libs/sdk (built by `npm run build`), installed into an empty project that compiles and runs a program against a stack. */
+/**
+ * The tarball `npm run build` leaves in libs/sdk (its `npm pack`), as the README tells integrators to
+ * install it, installed into an empty project that compiles and runs a program against a stack.
+ */
 describe('the @tracking/sdk package', () => {
   let stack: TestStack;
   let tenant: TestTenant;
@@ -29,20 +32,27 @@ describe('the @tracking/sdk package', () => {
   });
 
   it('packs only its build and README, installs into an empty project with no server dependency, compiles strictly and works against the stack', async () => {
-    const { stdout: packed } = await run(NPM, ['pack', '--json', '--pack-destination', directory], { cwd: SDK });
-    const [pack] = JSON.parse(packed) as { filename: string; files: { path: string }[] }[];
-    const files = pack!.files.map(({ path }) => path);
+    const { version } = JSON.parse(await readFile(join(SDK, 'package.json'), 'utf8')) as { version: string };
+    const tarball = join(SDK, `tracking-sdk-${version}.tgz`);
+    const { stdout: listing } = await run('tar', ['-tzf', tarball]);
+    const files = listing
+      .split('\n')
+      .filter((path) => path.startsWith('package/') && !path.endsWith('/'))
+      .map((path) => path.slice('package/'.length));
+    // Made by this build, not left over from an older one.
+    const { stdout: packedIndex } = await run('tar', ['-xzOf', tarball, 'package/dist/index.js']);
+    expect(packedIndex).toBe(await readFile(join(SDK, 'dist/index.js'), 'utf8'));
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/generated/api.d.ts');
     expect(files).toContain('README.md');
-    expect(files.filter((path) => !/^dist\/.+\.(js|d\.ts)$/.test(path))).toEqual(['README.md', 'package.json'].sort());
+    expect(files.filter((path) => !/^dist\/.+\.(js|d\.ts)$/.test(path)).sort()).toEqual(['README.md', 'package.json'].sort());
     expect(files.some((path) => path.includes('.spec.'))).toBe(false);
 
     const project = join(directory, 'project');
     await run('mkdir', [project]);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true, type: 'module' }));
-    await run(NPM, ['install', join(directory, pack!.filename), '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: project });
+    await run(NPM, ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: project });
     // Nothing of the server came along: the SDK and the webhook library's own small dependencies only.
     const installed = (await readdir(join(project, 'node_modules'), { recursive: true })).filter((path) => path.endsWith('package.json') && path.split('/').length <= 3);
     const names = installed.map((path) => path.replace(/\/package\.json$/, '')).sort();
@@ -84,6 +94,8 @@ describe('the @tracking/sdk package', () => {
       updatedName: 'Rotterdam to Milan',
       etag: '"2"',
       names: ['Rotterdam to Milan'],
+      trackType: 'FeatureCollection',
+      features: 0,
       notFound: { status: 404, code: 'ShipmentNotExists' },
       operationStatus: 'Succeeded',
       results: ['Succeeded'],

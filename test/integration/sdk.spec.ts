@@ -444,6 +444,40 @@ describe('the SDK against the real stack', () => {
       expect((await account.devices.get(device.id)).setId).toBe(set.id);
     });
 
+    it('reads a track as GeoJSON: a FeatureCollection with one LineString per device, [lng, lat]', async () => {
+      const { account, recording } = clientFor(stack, tenant);
+      const shipment = await account.shipments.create({ name: 'Mapped' });
+      const set = await account.sets.create(shipment.id, { name: 'Pallet', kind: 'Pallet' });
+      const device = await account.devices.create({ serialNumber: `SN-${randomUUID()}`, model: 'T4' });
+      await account.sets.assignDevice(shipment.id, set.id, device.id);
+      const start = Date.now() + 1;
+      const readings = [0, 1, 2].map((i) => ({
+        deviceId: device.id,
+        recordedAt: new Date(start + i * 10).toISOString(),
+        location: { lat: 51.9 + i / 100, lng: 4.4 + i / 100 },
+      }));
+      // Recorded after the assignment, so on the shipment's track (sent once the clock has passed them).
+      await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(start + 30));
+      expect(await account.readings.create(readings)).toMatchObject({ accepted: 3 });
+
+      const geojson = await account.shipments.trackGeoJson(shipment.id);
+      expect(geojson).toEqual({
+        type: 'FeatureCollection',
+        features: [
+          {
+            type: 'Feature',
+            geometry: { type: 'LineString', coordinates: readings.map(({ location }) => [location.lng, location.lat]) },
+            properties: { deviceId: device.id, recordedAt: readings.map(({ recordedAt }) => recordedAt), accuracyMeters: [null, null, null] },
+          },
+        ],
+      });
+      expect(recording.records.at(-1)).toMatchObject({ method: 'GET', status: 200 });
+      // The same points as the JSON track, filters included.
+      const track = await account.shipments.track(shipment.id, { deviceId: device.id });
+      expect(track.points.map((point) => [point.lng, point.lat])).toEqual(geojson.features[0]!.geometry.coordinates);
+      expect(await account.shipments.trackGeoJson(shipment.id, { deviceId: randomUUID() })).toEqual({ type: 'FeatureCollection', features: [] });
+    });
+
     it('an unknown operation is OperationNotExists, not a wait forever', async () => {
       const { account } = clientFor(stack, tenant);
       expect(await rejectionOf(() => account.operations.wait(randomUUID(), { timeoutMs: 5000 }))).toMatchObject({ status: 404, code: 'OperationNotExists' });
@@ -566,6 +600,24 @@ describe('the SDK under a rate limit', () => {
     const waitedMs = calls[1]!.startedAt - calls[0]!.startedAt;
     expect(Number(calls[0]!.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(waitedMs).toBeGreaterThanOrEqual(Number(calls[0]!.retryAfter) * 1000 - 50);
+  });
+
+  it('adds jitter on top of Retry-After: clients refused together come back spread out, none early', async () => {
+    const clients = Array.from({ length: 6 }, () => clientFor(stack, tenant, { retry: { maxAttempts: 2 } }));
+    await exhaust();
+    // Six clients refused at once; each retries once, whatever the bucket then says.
+    await Promise.all(clients.map(({ account }) => account.shipments.list({ limit: 1 }).toArray().catch(() => undefined)));
+    const jitters = clients.map(({ recording }) => {
+      const [refused, retried] = recording.matching('GET', /\/shipments\?/);
+      expect(refused!.status).toBe(429);
+      const retryAfterMs = Number(refused!.retryAfter) * 1000;
+      expect(retryAfterMs).toBeGreaterThanOrEqual(1000);
+      return retried!.startedAt - refused!.startedAt - retryAfterMs;
+    });
+    // Never before Retry-After (a little timer slack), and not all at the same instant, which is what
+    // made 24 clients collide again and give up (the jitter is uniform over one more Retry-After).
+    for (const jitter of jitters) expect(jitter).toBeGreaterThanOrEqual(-50);
+    expect(Math.max(...jitters) - Math.min(...jitters), JSON.stringify(jitters)).toBeGreaterThan(200);
   });
 
   it('throws the 429 at once when Retry-After is longer than the policy allows', async () => {

@@ -39,6 +39,7 @@ describe('configuration validated at start', () => {
     ['apps/dms/dist/main.js', { DMS_DATABASE_URL: 'nonsense' }, 'DMS_DATABASE_URL'],
     ['apps/dms/dist/main.js', { NATS_USER: 'dms' }, 'NATS_PASSWORD'],
     ['apps/oms/dist/worker.js', { NATS_CREDS_FILE: '/nonexistent/worker.creds' }, 'NATS_CREDS_FILE'],
+    ['apps/dms/dist/main.js', { LOG_FORMAT: 'yaml' }, 'LOG_FORMAT'],
   ])('%s stops with a message naming the bad variable (%j)', async (entry, env, variable) => {
     const exit = await runService(entry, env);
     expect(exit.code).toBe(1);

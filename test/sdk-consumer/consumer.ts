@@ -29,6 +29,10 @@ await acct.shipments.start(created.id);
 const names: string[] = [];
 for await (const shipment of acct.shipments.list({ status: 'InTransit', limit: 1 })) names.push(shipment.name);
 
+// A track for a map: GeoJSON (empty here: no device reported).
+const map = await acct.shipments.trackGeoJson(created.id);
+const trackType: 'FeatureCollection' = map.type;
+
 let notFound: { status: number; code: string } | undefined;
 try {
   await acct.shipments.get('00000000-0000-7000-8000-000000000000');
@@ -57,4 +61,4 @@ void (() => acct.devices.bulkRetire(device.id));
 // @ts-expect-error ifMatch is a string
 void (() => acct.shipments.update(created.id, {}, { ifMatch: 3 }));
 
-console.log(JSON.stringify({ updatedName: updated.name, etag: etagOf(updated), names, notFound, operationStatus: done.status, results, verification }));
+console.log(JSON.stringify({ updatedName: updated.name, etag: etagOf(updated), names, trackType, features: map.features.length, notFound, operationStatus: done.status, results, verification }));

@@ -6,16 +6,17 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { TestStack } from './stack.js';
 
-/** A service of the stack running as its own process, from the build (`npm test` builds first). */
+/**
+ * A service of the stack running as its own process, from the build (`npm test` builds first), and the
+ * line it logs once it takes work; that line names the ports it bound (`opsPort`; the gateway's API:
+ * `port`), since `PORT=0` and `OPS_PORT=0` pick free ones.
+ */
 const ENTRY_POINTS = {
-  worker: { path: 'apps/oms/dist/worker.js', ready: 'worker is consuming the operations queue' },
-  oms: { path: 'apps/oms/dist/main.js', ready: 'oms is listening on NATS' },
-  dms: { path: 'apps/dms/dist/main.js', ready: 'dms is listening on NATS' },
-  gateway: { path: 'apps/gateway/dist/main.js', ready: 'gateway is listening' },
+  worker: { path: 'apps/oms/dist/worker.js', ready: '"msg":"worker started"' },
+  oms: { path: 'apps/oms/dist/main.js', ready: '"msg":"oms started"' },
+  dms: { path: 'apps/dms/dist/main.js', ready: '"msg":"dms started"' },
+  gateway: { path: 'apps/gateway/dist/main.js', ready: '"msg":"gateway started"' },
 } as const;
-
-/** The log lines that name the ports a process bound (`PORT=0` and `OPS_PORT=0` pick free ones). */
-const OPS_LISTENING = 'ops endpoints listening';
 
 export type ServiceName = keyof typeof ENTRY_POINTS;
 
@@ -48,7 +49,7 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
   const script = fileURLToPath(new URL(`../../${entry.path}`, import.meta.url));
   if (!existsSync(script)) throw new Error(`${entry.path} is missing: build first (npm test does)`);
   const child = spawn(process.execPath, [script], {
-    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', OPS_PORT: '0', OPS_HOST: '127.0.0.1', ...env },
+    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', OPS_PORT: '0', OPS_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -67,8 +68,10 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       seen.push(line);
-      if (line.includes(OPS_LISTENING)) ports.ops = portOf(line);
-      if (name === 'gateway' && line.includes(entry.ready)) ports.api = portOf(line);
+      if (line.includes(entry.ready)) {
+        ports.ops = portOf(line, 'opsPort');
+        if (name === 'gateway') ports.api = portOf(line, 'port');
+      }
       keep(line);
       if (line.includes(entry.ready)) resolve();
     });
@@ -113,9 +116,9 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
   };
 }
 
-function portOf(line: string): number {
-  const port = (JSON.parse(line) as { port?: unknown }).port;
-  if (typeof port !== 'number') throw new Error(`no port in: ${line}`);
+function portOf(line: string, field: 'port' | 'opsPort'): number {
+  const port = (JSON.parse(line) as Record<string, unknown>)[field];
+  if (typeof port !== 'number') throw new Error(`no ${field} in: ${line}`);
   return port;
 }
 

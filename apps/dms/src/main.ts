@@ -13,7 +13,7 @@ await runService({
   readConfig: () => readDmsConfig(),
   async start(config, metrics) {
     const app = await startDms(config, logger, metrics);
-    logger.info('dms is listening on NATS');
+    logger.debug('dms is listening on NATS');
     // Draining: NATS routes new requests to the other replicas; the ones already here are answered.
     return { readiness: dmsReadiness(app), stop: () => app.close() };
   },

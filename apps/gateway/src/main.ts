@@ -16,7 +16,8 @@ await runService({
   readConfig: () => readGatewayConfig(),
   async start(config, metrics) {
     const app = await startGateway(config, logger, metrics);
-    logger.info({ port: (app.getHttpServer().address() as AddressInfo).port }, 'gateway is listening');
+    const port = (app.getHttpServer().address() as AddressInfo).port;
+    logger.debug({ port }, 'gateway is listening');
     // Clients get a moment to close their keep-alive connections (every response now says
     // `Connection: close`); then closing the HTTP server stops accepting, closes the idle connections
     // and waits for the requests in flight; NATS, Redis and the database close after them.
@@ -24,6 +25,6 @@ await runService({
       await app.get(ConnectionDrain).drain(app.getHttpServer(), config.HTTP_DRAIN_MS);
       await app.close();
     };
-    return { readiness: gatewayReadiness(app), stop };
+    return { readiness: gatewayReadiness(app), stop, details: { port } };
   },
 });

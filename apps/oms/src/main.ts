@@ -13,7 +13,7 @@ await runService({
   readConfig: () => readOmsConfig(),
   async start(config, metrics) {
     const app = await startOms(config, logger, metrics);
-    logger.info('oms is listening on NATS');
+    logger.debug('oms is listening on NATS');
     // Draining: NATS routes new requests to the other replicas; the ones already here are answered.
     return { readiness: omsReadiness(app), stop: () => app.close() };
   },

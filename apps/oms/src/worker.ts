@@ -14,7 +14,7 @@ await runService({
   readConfig: () => readOmsConfig(),
   async start(config, metrics) {
     const app = await startOmsWorker(config, logger, metrics);
-    logger.info('worker is consuming the operations queue');
+    logger.debug('worker is consuming the operations queue');
     // Running operations stop after their current chunk and go back to the queue for another worker.
     return { readiness: workerReadiness(app), stop: () => app.close() };
   },

@@ -10,6 +10,8 @@ export interface RunningService {
   readiness: ReadinessChecks;
   /** Stops taking work, finishes or hands back what is in flight, then closes its connections. */
   stop(): Promise<void>;
+  /** Fields of the service's one "started" line at info, besides its ops port (the gateway: its API port). */
+  details?: Record<string, unknown>;
 }
 
 /** One long-running process of the system: the gateway, the OMS, the DMS or a bulk-job worker. */
@@ -60,7 +62,7 @@ export async function runService<Config>(definition: ServiceDefinition<Config>):
   } catch (error) {
     return failToStart(definition, error);
   }
-  logger.info({ port: opsServer.port }, 'ops endpoints listening');
+  logger.debug({ port: opsServer.port }, 'ops endpoints listening');
 
   const started = definition.start(config, metrics);
   const shutdown = new Shutdown(logger, ops.SHUTDOWN_TIMEOUT_MS, readiness, opsServer, started);
@@ -72,6 +74,9 @@ export async function runService<Config>(definition: ServiceDefinition<Config>):
     return failToStart(definition, error);
   }
   readiness.serve(running.readiness);
+  // A start says one thing at info: the service is ready, and on which ports (`PORT=0` and `OPS_PORT=0`
+  // pick free ones, so the line is how a supervisor or a test learns them).
+  logger.info({ ...running.details, opsPort: opsServer.port }, `${name} started`);
   watchLiveness(definition, readiness);
 }
 

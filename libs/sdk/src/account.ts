@@ -28,8 +28,8 @@ class AccountCalls {
     return { etag: response.headers.get('etag') ?? undefined };
   }
 
-  async response<R>(path: string, query: Record<string, unknown>, options: CallOptions) {
-    return this.transport.request<R>({ method: 'GET', path: this.base + path, query, ...options });
+  async response<R>(path: string, query: Record<string, unknown>, options: CallOptions, accept?: string) {
+    return this.transport.request<R>({ method: 'GET', path: this.base + path, query, accept, ...options });
   }
 
   list<R>(path: string, key: string, query: object = {}, options: CallOptions = {}): Listing<R> {
@@ -106,6 +106,16 @@ export class Shipments extends Crud<T.Shipment, T.CreateShipment, T.UpdateShipme
   /** The positions of the shipment's devices while assigned to it (not paged). */
   async track(id: string, query?: T.TrackFilters, options?: CallOptions): Promise<T.Track> {
     return (await this.calls.response<T.Track>(`/shipments/${e(id)}/track`, { ...query }, options ?? {})).body;
+  }
+
+  /**
+   * The same track as an RFC 7946 GeoJSON `FeatureCollection`, ready for a map: one `Feature` per device,
+   * a `LineString` of `[lng, lat]` (a `Point` for a device with one position), with `deviceId` and the
+   * `recordedAt` and `accuracyMeters` of each position in its `properties`. The API builds it
+   * (`Accept: application/geo+json`), from the same points as `track` with the same filters.
+   */
+  async trackGeoJson(id: string, query?: T.TrackFilters, options?: CallOptions): Promise<T.TrackGeoJson> {
+    return (await this.calls.response<T.TrackGeoJson>(`/shipments/${e(id)}/track`, { ...query }, options ?? {}, 'application/geo+json')).body;
   }
 
   /** The shipment's visits to points of interest. */

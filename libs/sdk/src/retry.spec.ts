@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, sleep } from './retry.js';
+import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, retryAfterDelay, sleep } from './retry.js';
 
 describe('backoffDelay', () => {
   it('is full jitter: anywhere from 0 up to the doubling cap, never above maxDelayMs', () => {
@@ -7,6 +7,17 @@ describe('backoffDelay', () => {
     expect([0, 1, 2, 3, 4, 10].map((retry) => backoffDelay(policy, retry, () => 0.999999))).toEqual([99, 199, 399, 799, 999, 999]);
     expect(backoffDelay(policy, 3, () => 0)).toBe(0);
     expect(backoffDelay(policy, 2, () => 0.5)).toBe(200);
+  });
+});
+
+describe('retryAfterDelay', () => {
+  it('is Retry-After plus full jitter over one more Retry-After, at least baseDelayMs and at most maxDelayMs of it', () => {
+    const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 5000 };
+    expect(retryAfterDelay(policy, 1000, () => 0)).toBe(1000);
+    expect(retryAfterDelay(policy, 1000, () => 0.5)).toBe(1500);
+    expect(retryAfterDelay(policy, 1000, () => 0.999999)).toBe(1999);
+    expect(retryAfterDelay(policy, 0, () => 0.999999)).toBe(99);
+    expect(retryAfterDelay(policy, 30000, () => 0.999999)).toBe(34999);
   });
 });
 

@@ -23,6 +23,17 @@ export function backoffDelay(policy: RetryPolicy, retry: number, random: () => n
   return Math.floor(random() * cap);
 }
 
+/**
+ * The wait before retrying an answer that said `Retry-After`: that long, plus full jitter over one more
+ * such interval (at least `baseDelayMs`, at most `maxDelayMs`). Clients refused together (a burst of
+ * token requests, a restart) then come back spread out instead of all at the instant the API named,
+ * where they would collide again.
+ */
+export function retryAfterDelay(policy: RetryPolicy, retryAfterMs: number, random: () => number = Math.random): number {
+  const spread = Math.min(policy.maxDelayMs, Math.max(policy.baseDelayMs, retryAfterMs));
+  return retryAfterMs + Math.floor(random() * spread);
+}
+
 /** An HTTP-date in its preferred form (IMF-fixdate), `Sun, 06 Nov 1994 08:49:37 GMT`. */
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 

@@ -1,5 +1,5 @@
 import { TrackingApiError } from './errors.js';
-import { abortable, backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy, sleep } from './retry.js';
+import { abortable, backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, retryAfterDelay, type RetryPolicy, sleep } from './retry.js';
 import { TokenCache, type TokenResponse } from './tokens.js';
 
 export interface TrackingClientOptions {
@@ -40,6 +40,8 @@ export interface ApiRequest {
   signal?: AbortSignal;
   idempotencyKey?: string;
   ifMatch?: string;
+  /** The media type asked for (default `application/json`); the answer is parsed as JSON either way. */
+  accept?: string;
   /** False for the token request itself. */
   authenticated?: boolean;
 }
@@ -92,7 +94,7 @@ export class Transport {
     const authenticated = request.authenticated ?? true;
     const { signal } = request;
     const url = this.url(request.path, request.query);
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: request.accept ?? 'application/json' };
     let body: string | undefined;
     if (request.body !== undefined) {
       body = JSON.stringify(request.body);
@@ -141,7 +143,8 @@ export class Transport {
       if (retryAfterMs !== undefined && retryAfterMs > this.policy.maxRetryAfterMs) throw error;
       // A proxy may answer 5xx after the service committed, so any 5xx leaves the outcome open.
       if (error.status >= 500) outcomeUnknown = true;
-      await sleep(retryAfterMs ?? backoffDelay(this.policy, attempt - 1), signal);
+      const delay = retryAfterMs === undefined ? backoffDelay(this.policy, attempt - 1) : retryAfterDelay(this.policy, retryAfterMs);
+      await sleep(delay, signal);
     }
   }
 

@@ -59,6 +59,8 @@ export type ReadingFilters = QueryOf<operations['readingsList']>;
 export type TrackPoint = Schemas['TrackPointDto'];
 export type Track = Schemas['TrackDto'];
 export type TrackFilters = QueryOf<operations['tracksGet']>;
+/** `GET .../track` with `Accept: application/geo+json`: a `FeatureCollection`, one `Feature` per device. */
+export type TrackGeoJson = operations['tracksGet']['responses'][200]['content']['application/geo+json'];
 
 export type Visit = Schemas['VisitDto'];
 

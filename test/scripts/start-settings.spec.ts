@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error -- a plain ES module of the start script, without type declarations.
+import { latenessNotice, localSettings } from '../../scripts/start-settings.mjs';
+
+const settings = localSettings as (env: Record<string, string | undefined>, colourTerminal: boolean) => Record<string, string>;
+const notice = latenessNotice as (env: Record<string, string | undefined>) => string;
+
+describe('npm start: settings for people, and what it says about them', () => {
+  it('unset: readable lines and a 30 s lateness bound, said with the production default', () => {
+    expect(settings({}, false)).toEqual({ LOG_FORMAT: 'pretty', EVALUATION_LATENESS_SECONDS: '30' });
+    expect(notice({})).toMatch(/silent for 30 s \(EVALUATION_LATENESS_SECONDS=30 for npm start; 600 by default\)/);
+  });
+
+  it('set: passed on as it is, and the notice names the value given', () => {
+    expect(settings({ LOG_FORMAT: 'json', EVALUATION_LATENESS_SECONDS: '600' }, false)).toEqual({ LOG_FORMAT: 'json', EVALUATION_LATENESS_SECONDS: '600' });
+    expect(notice({ EVALUATION_LATENESS_SECONDS: '5' })).toMatch(/silent for 5 s \(EVALUATION_LATENESS_SECONDS=5\)/);
+  });
+
+  it('colours on a terminal, unless NO_COLOR or FORCE_COLOR says otherwise', () => {
+    expect(settings({}, true).FORCE_COLOR).toBe('1');
+    expect(settings({ NO_COLOR: '1' }, true).FORCE_COLOR).toBeUndefined();
+    expect(settings({}, false).FORCE_COLOR).toBeUndefined();
+  });
+});
