@@ -88,5 +88,13 @@ export class IngestResultDto {
     description: 'Entries repeating a stored reading (or an earlier entry) with the same content: stored once, not again.',
   })
   duplicates: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Of the accepted readings, those recorded while their device was on no shipment (before its assignment, after its ' +
+      'release, or never assigned): stored, and they update the device, but reach no track, visit or alert.',
+  })
+  unassigned: number;
   @ApiProperty({ type: [RejectedReadingDto], description: 'Entries refused, in index order.' }) rejected: RejectedReadingDto[];
 }
