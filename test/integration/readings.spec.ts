@@ -169,6 +169,10 @@ describe('readings', () => {
       ['a location with a null lat', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: null, lng: 1 } }), '.location.lat', 'InvalidFormat'],
       ['a location as a string', (id) => ({ deviceId: id, recordedAt: nextTime(), location: '51.9,4.1' }), '.location', 'InvalidFormat'],
       ['an unknown location field', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: 1, lng: 1, alt: 2 } }), '.location.alt', 'UnknownField'],
+      // The misspelt key is named, not the key it stands in for ("lng is required" sent the client looking for lng).
+      ['lon instead of lng', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: 1, lon: 1 } }), '.location.lon', 'UnknownField'],
+      ['recorded_at instead of recordedAt', (id) => ({ deviceId: id, recorded_at: nextTime(), temperatureC: 1 }), '.recorded_at', 'UnknownField'],
+      ['a read-only id without recordedAt', (id) => ({ id, deviceId: id, temperatureC: 1 }), '.id', 'ReadOnly'],
       ['a string temperature', (id) => ({ deviceId: id, recordedAt: nextTime(), temperatureC: '4' }), '.temperatureC', 'InvalidFormat'],
       ['a boolean battery', (id) => ({ deviceId: id, recordedAt: nextTime(), batteryPercent: true }), '.batteryPercent', 'InvalidFormat'],
       ...(
@@ -220,6 +224,16 @@ describe('readings', () => {
         expect.soft(byIndex.get(index), name).toEqual({ code: 'InvalidParameter', message: expect.any(String), details: { field, issue } });
       }
       expect(response.body.rejected).toHaveLength(ENTRY_CASES.length);
+      // Messages are sentences a person reads, not the schema validator's shorthand ("must be number,null", "<= 150").
+      const messageOf = (name: string) => byIndex.get(expected.find((entry) => entry.name === name)!.index)?.message;
+      const at = (name: string) => `readings.${expected.find((entry) => entry.name === name)!.index}`;
+      expect(messageOf('lon instead of lng')).toBe(
+        `${at('lon instead of lng')}.location.lon is not a field of a location; it takes lat, lng, accuracyMeters, altitudeMeters, speedMps, headingDegrees.`,
+      );
+      expect(messageOf('a string temperature')).toBe(`${at('a string temperature')}.temperatureC must be a number or null.`);
+      expect(messageOf('temperatureC = 150.001')).toBe(`${at('temperatureC = 150.001')}.temperatureC must be at most 150.`);
+      expect(messageOf('a deviceId that is not a UUID')).toBe(`${at('a deviceId that is not a UUID')}.deviceId must be a UUID.`);
+      for (const { error } of response.body.rejected as { error: { message: string } }[]) expect.soft(error.message).not.toMatch(/<=|>=|,null|NOT |must be (number|string|object)\b/);
       expect(await allReadings(own.id)).toHaveLength(ENTRY_CASES.length + 1);
     });
 
@@ -274,6 +288,9 @@ describe('readings', () => {
         [6, 'DeviceNotExists'],
         [7, 'DeviceNotExists'],
       ]);
+      // Messages a person reads: no double negative.
+      expect(response.body.rejected[1].error.message).toBe('No device with serial number "NO-SUCH-SERIAL" exists in this account.');
+      expect(response.body.rejected[0].error.message).toMatch(/^Device [0-9a-f-]{36} does not exist in this account\.$/);
       for (const id of [retired.id]) expect(await allReadings(id)).toEqual([]);
       const siblingReadings = await readingsOf(sibling.id, '', tenant.token, `/v1/accounts/${tenant.accountIds[1]}`);
       expect(siblingReadings.body.readings).toEqual([]);
@@ -329,7 +346,8 @@ describe('readings', () => {
       const { set } = await createSet(stack, tenant, shipment.id);
       const before = Date.now() - 60_000;
       const assignedAt = await assignDevice(stack, tenant, set, own.id);
-      const during = [await clockPast(assignedAt), await clockPast(assignedAt + 1)];
+      const inPeriod = await clockPast(assignedAt);
+      const during = [inPeriod, await clockPast(inPeriod)];
       const at = (t: number) => new Date(t).toISOString();
       const first = await ingest([
         { deviceId: own.id, recordedAt: at(before), temperatureC: 1 },

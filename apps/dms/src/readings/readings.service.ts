@@ -205,8 +205,11 @@ function deviceError(entry: IngestEntry, device: IngestDevice | undefined): Reje
 }
 
 function unknownDevice(entry: IngestEntry): RejectedReading['error'] {
-  const name = entry.deviceId !== undefined ? `Device ${entry.deviceId}` : `No device with serial number ${JSON.stringify(entry.serialNumber)}`;
-  return { code: ErrorCode.DeviceNotExists, message: `${name} does not exist in this account.` };
+  const message =
+    entry.deviceId !== undefined
+      ? `Device ${entry.deviceId} does not exist in this account.`
+      : `No device with serial number ${JSON.stringify(entry.serialNumber)} exists in this account.`;
+  return { code: ErrorCode.DeviceNotExists, message };
 }
 
 function outOfRange(field: string, message: string): RejectedReading['error'] {

@@ -65,7 +65,7 @@ export class IngestReadingsDto {
 
 class RejectedErrorDto {
   @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
-  @ApiProperty({ example: 'readings.17.temperatureC must be <= 150.' }) message: string;
+  @ApiProperty({ example: 'readings.17.temperatureC must be at most 150.' }) message: string;
   @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
 }
 
