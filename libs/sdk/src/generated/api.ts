@@ -1898,7 +1898,7 @@ export interface components {
         RejectedErrorDto: {
             /** @example InvalidParameter */
             code: components["schemas"]["ErrorCode"];
-            /** @example readings.17.temperatureC must be <= 150. */
+            /** @example readings.17.temperatureC must be at most 150. */
             message: string;
             details?: components["schemas"]["ErrorDetailsDto"];
         };
@@ -6663,7 +6663,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
@@ -6859,7 +6858,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8114,7 +8112,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
