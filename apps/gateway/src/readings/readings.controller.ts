@@ -56,9 +56,10 @@ export class ReadingsController {
       'stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key ' +
       'with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with ' +
       'other content is refused (ConflictingReading). A reading reaches a shipment (its track, visits and alerts) only when ' +
-      "it was recorded while its device was assigned to it: each assignment is kept as a period from the assignment to the " +
-      'release, matched on recordedAt. `unassigned` counts the accepted readings that fell in no period. Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is ' +
-      "one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share " +
+      'it was recorded while its device was assigned to it: each assignment is kept as a period from the assignment to the ' +
+      'release, matched on recordedAt. `unassigned` counts the accepted readings that fell in no period. Allowed to Admin, ' +
+      "Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries " +
+      "count against the tenant's readings limit. Tenants share " +
       'the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.',
   })
   @ApiBody({ type: IngestReadingsDto })
