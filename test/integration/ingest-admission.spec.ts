@@ -97,13 +97,13 @@ describe('ingest admission between tenants', () => {
       // Tenant A is admitted at once, on the room B may not take, and stored while B's batch is still held.
       const answer = await ingest(a, [reading(aDevice)]);
       expect(answer.status, answer.text).toBe(200);
-      expect(answer.body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+      expect(answer.body).toEqual({ accepted: 1, duplicates: 0, unassigned: 1, rejected: [] });
       expect(heldAnswered).toBe(false);
 
       await release();
       const done = await held;
       expect(done.status, done.text).toBe(200);
-      expect(done.body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+      expect(done.body).toEqual({ accepted: 1, duplicates: 0, unassigned: 1, rejected: [] });
       expect(await storedOf(b, bDevice)).toEqual([first.recordedAt]);
     });
     // The room is free again: B's next batch is stored.

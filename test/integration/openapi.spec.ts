@@ -7,7 +7,15 @@ import { ErrorCode } from '@tracking/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_ASSET_PATHS } from '../../apps/gateway/src/openapi/docs-page.js';
 import { offlineOpenApiDocument } from '../../apps/gateway/src/openapi/offline-document.js';
+import { openAlert } from '../factories/alert.factory.js';
+import { operationPath } from '../factories/bulk.factory.js';
+import { createDevice, deviceBody } from '../factories/device.factory.js';
 import { createTenant } from '../factories/identity.factory.js';
+import { createItem, itemBody } from '../factories/item.factory.js';
+import { createPointOfInterest, pointOfInterestBody } from '../factories/point-of-interest.factory.js';
+import { createSet, setBody } from '../factories/set.factory.js';
+import { createShipment, createShipmentIn, type ShipmentStatusName } from '../factories/shipment.factory.js';
+import { createWebhook, sendTestPing, webhookBody } from '../factories/webhook.factory.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
 import { fastifyRoutes } from '../support/route-catalog.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
@@ -215,6 +223,88 @@ describe('the OpenAPI document', () => {
       expect(token.headers.get(name)).toContain(', ');
     }
   });
+
+  it('sends every header it declares as always there: each success that declares one is exercised, and carries each', async () => {
+    const tenant = await createTenant(stack);
+    const account = `/v1/accounts/${tenant.accountIds[0]}`;
+    const call = (method: string, path: string, body?: unknown) => stack.request(method, path, { token: tenant.token, body });
+    const shipment = await createShipment(stack, tenant);
+    const { set } = await createSet(stack, tenant, shipment.id);
+    const { item } = await createItem(stack, tenant, set);
+    const device = (await createDevice(stack, tenant)).device;
+    const { pointOfInterest } = await createPointOfInterest(stack, tenant);
+    const { webhook, path: webhookPath } = await createWebhook(stack, tenant);
+    const delivery = await sendTestPing(stack, tenant, webhookPath);
+    const alert = await openAlert(stack, tenant, shipment.id);
+    const operation = operationPath(await call('POST', `${account}/devices/bulk-retire`, { deviceIds: [(await createDevice(stack, tenant)).device.id] }));
+    const inStatus = async (status: ShipmentStatusName) => `${account}/shipments/${(await createShipmentIn(stack, tenant, status)).id}`;
+    const throwaway = async () => `${account}/shipments/${(await createShipment(stack, tenant)).id}`;
+    const shipmentPath = `${account}/shipments/${shipment.id}`;
+    const setPath = `${shipmentPath}/sets/${set.id}`;
+
+    /** One success of each operation and status, as `METHOD path status` of the document. */
+    const exercises: Record<string, () => Promise<HttpResult>> = {
+      'POST /v1/accounts/{accountId}/shipments 201': () => call('POST', `${account}/shipments`, { name: 'Headers' }),
+      'GET /v1/accounts/{accountId}/shipments/{shipmentId} 200': () => call('GET', shipmentPath),
+      'PATCH /v1/accounts/{accountId}/shipments/{shipmentId} 200': () => call('PATCH', shipmentPath, { name: 'Headers, renamed' }),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/start 204': async () => call('POST', `${await throwaway()}/start`),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/deliver 204': async () => call('POST', `${await inStatus('InTransit')}/deliver`),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/complete 204': async () => call('POST', `${await inStatus('Delivered')}/complete`),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/cancel 204': async () => call('POST', `${await throwaway()}/cancel`),
+      'POST /v1/accounts/{accountId}/points-of-interest 201': () => call('POST', `${account}/points-of-interest`, pointOfInterestBody()),
+      'GET /v1/accounts/{accountId}/points-of-interest/{poiId} 200': () => call('GET', `${account}/points-of-interest/${pointOfInterest.id}`),
+      'PATCH /v1/accounts/{accountId}/points-of-interest/{poiId} 200': () => call('PATCH', `${account}/points-of-interest/${pointOfInterest.id}`, { name: 'Renamed' }),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/sets 201': () => call('POST', `${shipmentPath}/sets`, setBody()),
+      'GET /v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId} 200': () => call('GET', setPath),
+      'PATCH /v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId} 200': () => call('PATCH', setPath, { name: 'Renamed' }),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId}/items 201': () => call('POST', `${setPath}/items`, itemBody()),
+      'GET /v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId}/items/{itemId} 200': () => call('GET', `${setPath}/items/${item.id}`),
+      'PATCH /v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId}/items/{itemId} 200': () => call('PATCH', `${setPath}/items/${item.id}`, { quantity: 2 }),
+      'POST /v1/accounts/{accountId}/devices 201': () => call('POST', `${account}/devices`, deviceBody()),
+      'GET /v1/accounts/{accountId}/devices/{deviceId} 200': () => call('GET', `${account}/devices/${device.id}`),
+      'PATCH /v1/accounts/{accountId}/devices/{deviceId} 200': () => call('PATCH', `${account}/devices/${device.id}`, { model: 'Renamed' }),
+      'POST /v1/accounts/{accountId}/devices/{deviceId}/retire 204': async () => call('POST', `${account}/devices/${(await createDevice(stack, tenant)).device.id}/retire`),
+      'POST /v1/accounts/{accountId}/sets/bulk-assign 202': async () =>
+        call('POST', `${account}/sets/bulk-assign`, { assignments: [{ setId: set.id, deviceId: (await createDevice(stack, tenant)).device.id }] }),
+      'POST /v1/accounts/{accountId}/devices/bulk-retire 202': async () =>
+        call('POST', `${account}/devices/bulk-retire`, { deviceIds: [(await createDevice(stack, tenant)).device.id] }),
+      'GET /v1/accounts/{accountId}/operations/{operationId} 200': () => call('GET', operation),
+      'POST /v1/accounts/{accountId}/readings 200': () => call('POST', `${account}/readings`, { readings: [{ deviceId: device.id, recordedAt: new Date().toISOString(), temperatureC: 4 }] }),
+      'GET /v1/accounts/{accountId}/shipments/{shipmentId}/track 200': () => call('GET', `${shipmentPath}/track`),
+      'POST /v1/accounts/{accountId}/webhooks 201': () => call('POST', `${account}/webhooks`, webhookBody()),
+      'GET /v1/accounts/{accountId}/webhooks/{webhookId} 200': () => call('GET', webhookPath),
+      'PATCH /v1/accounts/{accountId}/webhooks/{webhookId} 200': () => call('PATCH', webhookPath, { description: 'Renamed' }),
+      'POST /v1/accounts/{accountId}/webhooks/{webhookId}/rotate-secret 200': () => call('POST', `${webhookPath}/rotate-secret`),
+      'POST /v1/accounts/{accountId}/webhooks/{webhookId}/test 202': () => call('POST', `${webhookPath}/test`),
+      'POST /v1/accounts/{accountId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver 202': () =>
+        call('POST', `${account}/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`),
+      'GET /v1/accounts/{accountId}/alerts/{alertId} 200': () => call('GET', `${account}/alerts/${alert.id}`),
+    };
+
+    const alwaysSent = (response: Operation): string[] =>
+      Object.entries((resolved(document, response).headers ?? {}) as Record<string, Operation>)
+        .filter(([, declared]) => resolved(document, declared).required === true)
+        .map(([name]) => name);
+    const successes = new Map(
+      operationsOf(document).flatMap(({ key, operation }) =>
+        Object.entries(operation.responses as Record<string, Operation>)
+          .filter(([status]) => status.startsWith('2'))
+          .map(([status, response]): [string, string[]] => [`${key} ${status}`, alwaysSent(response)]),
+      ),
+    );
+    // A success that declares a header no exercise covers fails here: add its exercise above.
+    const declaring = [...successes].filter(([, headers]) => headers.some((name) => name !== 'X-Request-Id')).map(([at]) => at);
+    expect(declaring.filter((at) => !(at in exercises))).toEqual([]);
+    const missing: string[] = [];
+    for (const [at, exercise] of Object.entries(exercises)) {
+      const headers = successes.get(at);
+      expect(headers, `${at} is not in the document`).toBeDefined();
+      const response = await exercise();
+      expect(response.status, `${at}: ${response.text}`).toBe(Number(at.split(' ').pop()));
+      for (const name of [...headers!, 'RateLimit-Policy', 'RateLimit']) if (response.headers.get(name) === null) missing.push(`${at}: ${name}`);
+    }
+    expect(missing).toEqual([]);
+  }, 120000);
 
   it('describes the errors of every operation in the envelope, with an example of each code it can answer', () => {
     const errorCodes = document.components.schemas.ErrorCode.enum;

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceMetrics } from '@tracking/observability';
 import { ProtectionMetrics } from '../../apps/gateway/src/protection/protection.metrics.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { eventually } from '../support/eventually.js';
 import { expectError } from '../support/http-assertions.js';
+import { OwnRedisServer } from '../support/redis-server.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
 import { expectUnauthorized, mintToken } from '../support/tokens.js';
 
@@ -32,6 +34,11 @@ function expectRateLimited(response: HttpResult, policy: string): void {
   expect(retryAfter).toMatch(/^[1-9]\d*$/);
   // A refused request waits for the next unit: the RateLimit field says the same.
   expect(rateLimits(response).get(policy)).toEqual({ r: 0, t: Number(retryAfter) });
+}
+
+async function localDecisions(metrics: ProtectionMetrics): Promise<number> {
+  const { values } = await metrics.rateLimitLocal.get();
+  return values.reduce((sum, value) => sum + value.value, 0);
 }
 
 async function redisFailures(metrics: ProtectionMetrics): Promise<number> {
@@ -282,7 +289,7 @@ describe('rate limits', () => {
       expect((await requestToken({ ...(await credentials()), applicationSecret: 'wrong' }, attacker)).status).toBe(401);
     });
 
-    it('counts only failed attempts: successes give their charge back', async () => {
+    it('counts only failed attempts: successes charge nothing', async () => {
       const tenant = await credentials();
       const address = freshAddress();
       for (let i = 0; i < 3; i++) expect((await requestToken(tenant, address)).status).toBe(200);
@@ -293,6 +300,52 @@ describe('rate limits', () => {
       expect(refused.headers.get('ratelimit-policy')).toBe('"token-address";q=8;w=60;tracking-burst=8, "token-failures";q=3;w=60;tracking-burst=3');
       // Failures from one address lock the good secret out of that address too, until the bucket refills.
       expectRateLimited(await requestToken(tenant, address), 'token-failures');
+    });
+
+    describe('under concurrency', () => {
+      let busy: string;
+      let busyIndex: number;
+
+      beforeAll(async () => {
+        // Room for every request of the burst in token-address and in the hashing queue: only token-failures is under test.
+        busy = await stack.startGatewayReplica({ RATE_LIMIT_TOKEN_FAILURES: '3/1m', RATE_LIMIT_TOKEN_ADDRESS: '1000/1m', TOKEN_HASH_QUEUE: '64' });
+        busyIndex = stack.gatewayReplicas.length - 1;
+      });
+
+      const burst = (body: object, address: Record<string, string>, count: number) =>
+        Promise.all(Array.from({ length: count }, () => stack.request('POST', TOKEN_PATH, { body, headers: address, baseUrl: busy })));
+      async function hashedOnBusy(): Promise<number> {
+        const counter = stack.gatewayReplicas[busyIndex]!.get(ServiceMetrics).registry.getSingleMetric('gateway_secret_verifications_total');
+        const { values } = await counter!.get();
+        return values.filter((value) => value.labels.outcome === 'matched' || value.labels.outcome === 'mismatched').reduce((sum, value) => sum + value.value, 0);
+      }
+
+      it('gives 24 good clients started at once from one address their tokens: attempts in progress are not failures', async () => {
+        const answers = await burst(await credentials(), freshAddress(), 24);
+        const statuses = answers.map((answer) => (answer.status === 429 ? `429 ${answer.body.error.details.policy}` : String(answer.status)));
+        expect(statuses).toEqual(new Array(24).fill('200'));
+      });
+
+      it('still lets a parallel burst of wrong secrets hash no more than the failure bucket holds', async () => {
+        const target = await credentials();
+        const hashedBefore = await hashedOnBusy();
+        const answers = await burst({ ...target, applicationSecret: 'wrong' }, freshAddress(), 12);
+        const statuses = answers.map((answer) => answer.status).sort();
+        expect(statuses).toEqual([...new Array(3).fill(401), ...new Array(9).fill(429)]);
+        for (const answer of answers.filter((entry) => entry.status === 429)) expectRateLimited(answer, 'token-failures');
+        expect(await hashedOnBusy()).toBe(hashedBefore + 3);
+      });
+
+      it('lets a good client through while wrong secrets from its address are still being checked, as long as the bucket has room', async () => {
+        const target = await credentials();
+        const address = freshAddress();
+        const [wrong, good] = await Promise.all([
+          burst({ ...target, applicationSecret: 'wrong' }, address, 2),
+          burst(target, address, 4),
+        ]);
+        expect(wrong.map((answer) => answer.status)).toEqual([401, 401]);
+        expect(good.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      });
     });
 
     it('limits each client address, whatever the tenant', async () => {
@@ -364,7 +417,7 @@ describe('rate limits', () => {
   });
 
   describe('without Redis', () => {
-    it('keeps serving, without RateLimit counts, and counts the failures', async () => {
+    it('keeps serving and still limits, each replica on its own, counting the failures', async () => {
       const tenant = await createTenant(stack);
       const replica = await stack.startGatewayReplica({ REDIS_URL: 'redis://127.0.0.1:1' });
       const metrics = stack.gatewayReplicas.at(-1)!.get(ProtectionMetrics);
@@ -372,19 +425,62 @@ describe('rate limits', () => {
 
       const path = `/v1/accounts/${tenant.accountIds[0]}/shipments`;
       const answers = [];
-      // Far beyond the application's 5 a minute.
-      for (let i = 0; i < 8; i++) answers.push(await stack.request('GET', path, { token: tenant.token, baseUrl: replica }));
-      answers.push(await stack.request('POST', path, { token: tenant.token, baseUrl: replica, body: { name: 'Without Redis' } }));
+      // Beyond the application's 5 a minute: this replica's own bucket holds the limit.
+      for (let i = 0; i < 7; i++) answers.push(await stack.request('GET', path, { token: tenant.token, baseUrl: replica }));
       answers.push(await stack.request('GET', path, { baseUrl: replica }));
-      expect(answers.map((answer) => answer.status)).toEqual([...new Array(8).fill(200), 201, 401]);
-      // The policy is known; how much of it is left is not.
+      expect(answers.map((answer) => answer.status)).toEqual([...new Array(5).fill(200), 429, 429, 401]);
+      expectRateLimited(answers[5]!, 'application');
       expect(answers[0]!.headers.get('ratelimit-policy')).toBe(SLOW_POLICY('application'));
-      expect(answers[0]!.headers.get('ratelimit')).toBeNull();
+      expect(rateLimits(answers[0]!).get('application')).toEqual({ r: 4, t: 12 });
       expect(await redisFailures(metrics)).toBe(before + answers.length);
+      expect(await localDecisions(metrics)).toBe(answers.length);
 
       const ready = await stack.request('GET', '/health/ready', { baseUrl: replica });
       expect(ready.status).toBe(200);
       expect(ready.body.checks.redis).toBe('failing');
+    });
+
+    it('decides locally at once while Redis is slower than REDIS_COMMAND_TIMEOUT_MS, and goes back to Redis once it answers in time', async () => {
+      const server = await OwnRedisServer.start();
+      const control = new Redis({ port: server.port, lazyConnect: true, retryStrategy: () => null });
+      control.on('error', () => undefined);
+      try {
+        await control.connect();
+        const tenant = await createTenant(stack);
+        const replica = await stack.startGatewayReplica({ REDIS_URL: server.url, REDIS_COMMAND_TIMEOUT_MS: '100' });
+        const metrics = stack.gatewayReplicas.at(-1)!.get(ProtectionMetrics);
+        const path = '/v1/.well-known/jwks.json';
+        const get = () => stack.request('GET', path, { token: tenant.token, baseUrl: replica });
+        expect((await get()).status).toBe(200);
+        expect(await localDecisions(metrics)).toBe(0);
+        // The script writes, so CLIENT PAUSE WRITE holds every rate limit command for 3 s: far over the 100 ms timeout.
+        await control.call('CLIENT', 'PAUSE', '3000', 'WRITE');
+        const during = [];
+        for (let i = 0; i < 6; i++) during.push(await get());
+        // The first waits out the timeout, the others are decided at once; the replica's own bucket (5 a minute,
+        // counting from the first local decision) holds the limit: the sixth is refused.
+        expect(during.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429]);
+        expectRateLimited(during[5]!, 'application');
+        expect(await localDecisions(metrics)).toBe(6);
+        // After the pause, the first command answered in time (a probe: one at a time while Redis is slow) hands the
+        // decisions back to Redis, whose bucket holds at least the request before the pause, the one whose command
+        // timed out (Redis ran it once the pause ended) and this one.
+        await control.set('after-the-pause', '1');
+        const back = await eventually(
+          async () => {
+            const before = await localDecisions(metrics);
+            const answer = await get();
+            return { answer, local: (await localDecisions(metrics)) - before };
+          },
+          ({ local }) => local === 0,
+          'a decision by Redis again',
+        );
+        expect(back.answer.status).toBe(200);
+        expect(rateLimits(back.answer).get('application')!.r).toBeLessThanOrEqual(2);
+      } finally {
+        control.disconnect();
+        await server.stop();
+      }
     });
   });
 });

@@ -3,8 +3,11 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { type Device, jetStreamName } from '@tracking/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevice, devicesPath } from '../factories/device.factory.js';
+import { assignDevice, createDevice, devicesPath, unassignDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { createSet } from '../factories/set.factory.js';
+import { createShipment } from '../factories/shipment.factory.js';
+import { clockPast } from '../support/clock.js';
 import { expectError, expectInvalidParameter, TIMESTAMP_MS, UUID_V7 } from '../support/http-assertions.js';
 import { connectTestNats, streamMessages } from '../support/jetstream.js';
 import { type HttpResult, TestStack } from '../support/stack.js';
@@ -93,7 +96,7 @@ describe('readings', () => {
         { serialNumber: own.serialNumber, recordedAt: second, temperatureC: -18 },
       ]);
       expect(response.status, response.text).toBe(200);
-      expect(response.body).toEqual({ accepted: 2, duplicates: 0, rejected: [] });
+      expect(response.body).toEqual({ accepted: 2, duplicates: 0, unassigned: 2, rejected: [] });
       const page = await readingsOf(own.id);
       expect(page.status).toBe(200);
       expect(page.body.metadata).toEqual({ nextCursor: null });
@@ -135,7 +138,7 @@ describe('readings', () => {
         { deviceId: own.id, recordedAt: instant.toISOString(), temperatureC: 1 },
         { deviceId: own.id, recordedAt: local, temperatureC: 1 },
       ]);
-      expect(response.body).toEqual({ accepted: 1, duplicates: 1, rejected: [] });
+      expect(response.body).toEqual({ accepted: 1, duplicates: 1, unassigned: 1, rejected: [] });
       expect((await allReadings(own.id)).map((reading) => reading.recordedAt)).toEqual([instant.toISOString()]);
     });
 
@@ -166,6 +169,10 @@ describe('readings', () => {
       ['a location with a null lat', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: null, lng: 1 } }), '.location.lat', 'InvalidFormat'],
       ['a location as a string', (id) => ({ deviceId: id, recordedAt: nextTime(), location: '51.9,4.1' }), '.location', 'InvalidFormat'],
       ['an unknown location field', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: 1, lng: 1, alt: 2 } }), '.location.alt', 'UnknownField'],
+      // The misspelt key is named, not the key it stands in for ("lng is required" sent the client looking for lng).
+      ['lon instead of lng', (id) => ({ deviceId: id, recordedAt: nextTime(), location: { lat: 1, lon: 1 } }), '.location.lon', 'UnknownField'],
+      ['recorded_at instead of recordedAt', (id) => ({ deviceId: id, recorded_at: nextTime(), temperatureC: 1 }), '.recorded_at', 'UnknownField'],
+      ['a read-only id without recordedAt', (id) => ({ id, deviceId: id, temperatureC: 1 }), '.id', 'ReadOnly'],
       ['a string temperature', (id) => ({ deviceId: id, recordedAt: nextTime(), temperatureC: '4' }), '.temperatureC', 'InvalidFormat'],
       ['a boolean battery', (id) => ({ deviceId: id, recordedAt: nextTime(), batteryPercent: true }), '.batteryPercent', 'InvalidFormat'],
       ...(
@@ -217,6 +224,16 @@ describe('readings', () => {
         expect.soft(byIndex.get(index), name).toEqual({ code: 'InvalidParameter', message: expect.any(String), details: { field, issue } });
       }
       expect(response.body.rejected).toHaveLength(ENTRY_CASES.length);
+      // Messages are sentences a person reads, not the schema validator's shorthand ("must be number,null", "<= 150").
+      const messageOf = (name: string) => byIndex.get(expected.find((entry) => entry.name === name)!.index)?.message;
+      const at = (name: string) => `readings.${expected.find((entry) => entry.name === name)!.index}`;
+      expect(messageOf('lon instead of lng')).toBe(
+        `${at('lon instead of lng')}.location.lon is not a field of a location; it takes lat, lng, accuracyMeters, altitudeMeters, speedMps, headingDegrees.`,
+      );
+      expect(messageOf('a string temperature')).toBe(`${at('a string temperature')}.temperatureC must be a number or null.`);
+      expect(messageOf('temperatureC = 150.001')).toBe(`${at('temperatureC = 150.001')}.temperatureC must be at most 150.`);
+      expect(messageOf('a deviceId that is not a UUID')).toBe(`${at('a deviceId that is not a UUID')}.deviceId must be a UUID.`);
+      for (const { error } of response.body.rejected as { error: { message: string } }[]) expect.soft(error.message).not.toMatch(/<=|>=|,null|NOT |must be (number|string|object)\b/);
       expect(await allReadings(own.id)).toHaveLength(ENTRY_CASES.length + 1);
     });
 
@@ -271,6 +288,9 @@ describe('readings', () => {
         [6, 'DeviceNotExists'],
         [7, 'DeviceNotExists'],
       ]);
+      // Messages a person reads: no double negative.
+      expect(response.body.rejected[1].error.message).toBe('No device with serial number "NO-SUCH-SERIAL" exists in this account.');
+      expect(response.body.rejected[0].error.message).toMatch(/^Device [0-9a-f-]{36} does not exist in this account\.$/);
       for (const id of [retired.id]) expect(await allReadings(id)).toEqual([]);
       const siblingReadings = await readingsOf(sibling.id, '', tenant.token, `/v1/accounts/${tenant.accountIds[1]}`);
       expect(siblingReadings.body.readings).toEqual([]);
@@ -319,6 +339,47 @@ describe('readings', () => {
       ]);
     });
 
+    it('says how many accepted readings reached no shipment (unassigned): recorded before the assignment, after the release, or never assigned', async () => {
+      const own = await newDevice();
+      const loose = await newDevice();
+      const shipment = await createShipment(stack, tenant);
+      const { set } = await createSet(stack, tenant, shipment.id);
+      const before = Date.now() - 60_000;
+      const assignedAt = await assignDevice(stack, tenant, set, own.id);
+      const inPeriod = await clockPast(assignedAt);
+      const during = [inPeriod, await clockPast(inPeriod)];
+      const at = (t: number) => new Date(t).toISOString();
+      const first = await ingest([
+        { deviceId: own.id, recordedAt: at(before), temperatureC: 1 },
+        { deviceId: own.id, recordedAt: at(during[0]!), temperatureC: 2 },
+        { deviceId: own.id, recordedAt: at(during[1]!), temperatureC: 3 },
+        { deviceId: loose.id, recordedAt: at(during[0]!), temperatureC: 4 },
+        // Neither a duplicate nor a rejected entry counts: only accepted readings are assigned or not.
+        { deviceId: own.id, recordedAt: at(before), temperatureC: 1 },
+        { deviceId: own.id, recordedAt: at(during[0]!), temperatureC: 9 },
+        { deviceId: randomUUID(), recordedAt: at(before), temperatureC: 1 },
+      ]);
+      expect(first.status, first.text).toBe(200);
+      expect(first.body).toMatchObject({ accepted: 4, duplicates: 1, unassigned: 2 });
+      expect(first.body.rejected.map((entry: { index: number }) => entry.index)).toEqual([5, 6]);
+
+      await unassignDevice(stack, tenant, set, own.id);
+      const released = await clockPast(Date.now());
+      // Late readings of the period still reach the shipment; those after the release do not.
+      const second = await ingest([
+        { deviceId: own.id, recordedAt: at(during[1]! + 1), temperatureC: 5 },
+        { deviceId: own.id, recordedAt: at(released + 1), temperatureC: 6 },
+      ]);
+      expect(second.body).toEqual({ accepted: 2, duplicates: 0, unassigned: 1, rejected: [] });
+      // Resent, everything is a duplicate: nothing is accepted, so nothing is unassigned.
+      expect((await ingest([{ deviceId: own.id, recordedAt: at(released + 1), temperatureC: 6 }])).body).toEqual({
+        accepted: 0,
+        duplicates: 1,
+        unassigned: 0,
+        rejected: [],
+      });
+    });
+
     it('takes 5000 entries and refuses 5001 (and none) as a whole, storing nothing', async () => {
       const own = await newDevice();
       const start = Date.now() - 2 * 3_600_000;
@@ -329,7 +390,7 @@ describe('readings', () => {
       expect(await allReadings(own.id)).toEqual([]);
       const full = await ingest(batch(5000));
       expect(full.status, full.text).toBe(200);
-      expect(full.body).toEqual({ accepted: 5000, duplicates: 0, rejected: [] });
+      expect(full.body).toEqual({ accepted: 5000, duplicates: 0, unassigned: 5000, rejected: [] });
       const count = await dms.query('SELECT count(*)::int AS n FROM readings WHERE device_id = $1', [own.id]);
       expect(count.rows[0].n).toBe(5000);
     });
@@ -358,7 +419,8 @@ describe('readings', () => {
       expect(Buffer.byteLength(text)).toBeLessThanOrEqual(limit);
       const accepted = await stack.request('POST', `${base}/readings`, { token: tenant.token, rawBody: text, headers: { 'content-type': 'application/json' } });
       expect(accepted.status, accepted.text.slice(0, 300)).toBe(200);
-      expect(accepted.body).toEqual({ accepted: 5000, duplicates: 0, rejected: [] });
+      // Summed over the DMS chunks the batch was sent in.
+      expect(accepted.body).toEqual({ accepted: 5000, duplicates: 0, unassigned: 5000, rejected: [] });
       const tooLarge = `{${' '.repeat(limit - text.length + 32)}${text.slice(1)}`;
       const refused = await stack.request('POST', `${base}/readings`, { token: tenant.token, rawBody: tooLarge, headers: { 'content-type': 'application/json' } });
       expectError(refused, 413, 'PayloadTooLarge');

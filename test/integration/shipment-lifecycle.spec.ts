@@ -50,8 +50,10 @@ describe('the shipment lifecycle over HTTP', () => {
     expect(response.status, response.text).toBe(204);
     expect(response.text).toBe('');
   };
-  const expectInvalidTransition = (response: HttpResult, from: string, action: string) =>
+  const expectInvalidTransition = (response: HttpResult, from: string, action: string) => {
     expectError(response, 409, 'InvalidStateTransition', { from, action });
+    expect(response.body.error.message).toMatch(new RegExp(`^Cannot ${action} the shipment: its status is ${from}; ${action} needs [A-Za-z ]+\\.$`));
+  };
 
   describe('valid transitions', () => {
     it.each(VALID_PAIRS)('%s -> %s answers 204 without a body, moves the status on and sets its timestamp', async (from, action) => {

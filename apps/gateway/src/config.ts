@@ -43,7 +43,10 @@ export const gatewayConfigSchema = {
   /** Redis holds the rate limit buckets and idempotency keys that every replica shares. */
   REDIS_URL: env.url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   REDIS_KEY_PREFIX: env.keyPrefix({ default: 'tracking:' }),
-  /** A Redis command slower than this counts as failed: rate limiting lets the request through. */
+  /**
+   * A Redis command slower than this counts as failed: rate limits are then decided by this replica alone
+   * (local buckets) until a command answers in time again; a keyed POST gets 503.
+   */
   REDIS_COMMAND_TIMEOUT_MS: env.int({ default: 250, min: 10, max: 10000 }),
   /**
    * Idempotency records one application may hold at once (running or stored, within their 24 h); a new

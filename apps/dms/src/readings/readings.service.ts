@@ -112,8 +112,12 @@ export class ReadingsService {
       await this.devices.moveLastKnown(manager, lastKnown(accepted));
       // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
       const periods = accepted.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(accepted.map((row) => row.deviceId))], ...timeRange(accepted));
-      await writeOutbox(manager, publications(request, accepted, periods, receivedAt));
-      return { accepted: accepted.length, duplicates };
+      const groups = groupByShipment(accepted, periods);
+      await writeOutbox(manager, publications(request, groups, receivedAt));
+      // Decided from the same periods as the publications, in the same transaction: what the answer says
+      // reached no shipment is exactly what no shipment's evaluation gets.
+      const unassigned = groups.filter((group) => group.shipmentId === null).reduce((sum, group) => sum + group.rows.length, 0);
+      return { accepted: accepted.length, duplicates, unassigned };
     });
     rejected.sort((a, b) => a.index - b.index);
     return { ...result, rejected };
@@ -201,8 +205,11 @@ function deviceError(entry: IngestEntry, device: IngestDevice | undefined): Reje
 }
 
 function unknownDevice(entry: IngestEntry): RejectedReading['error'] {
-  const name = entry.deviceId !== undefined ? `Device ${entry.deviceId}` : `No device with serial number ${JSON.stringify(entry.serialNumber)}`;
-  return { code: ErrorCode.DeviceNotExists, message: `${name} does not exist in this account.` };
+  const message =
+    entry.deviceId !== undefined
+      ? `Device ${entry.deviceId} does not exist in this account.`
+      : `No device with serial number ${JSON.stringify(entry.serialNumber)} exists in this account.`;
+  return { code: ErrorCode.DeviceNotExists, message };
 }
 
 function outOfRange(field: string, message: string): RejectedReading['error'] {
@@ -229,21 +236,22 @@ function sameValues(a: (number | null)[] | undefined, b: (number | null)[]): boo
  */
 export const MAX_PUBLICATION_BYTES = 512 * 1024;
 
-/**
- * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
- * MAX_PUBLICATION_BYTES), its readings grouped by device and by the shipment the device was on when it
- * recorded them (null: none), each group in recordedAt order. One message per chunk rather than per
- * device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
- * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
- */
-function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date): OutboxMessage[] {
+/** Accepted readings of one device recorded while it was on one shipment (null: on none). */
+interface ShipmentGroup {
+  deviceId: string;
+  shipmentId: string | null;
+  rows: ReadingRow[];
+}
+
+/** The rows grouped by device and by the shipment the device was on when it recorded them, from its assignment periods. */
+function groupByShipment(rows: ReadingRow[], periods: AssignmentPeriod[]): ShipmentGroup[] {
   const periodsOf = new Map<string, AssignmentPeriod[]>();
   for (const period of periods) {
     const list = periodsOf.get(period.deviceId);
     if (list) list.push(period);
     else periodsOf.set(period.deviceId, [period]);
   }
-  const groups = new Map<string, { deviceId: string; shipmentId: string | null; rows: ReadingRow[] }>();
+  const groups = new Map<string, ShipmentGroup>();
   for (const row of rows) {
     const shipmentId = shipmentAt(periodsOf.get(row.deviceId) ?? [], row.recordedAt);
     const key = `${row.deviceId}|${shipmentId ?? ''}`;
@@ -251,6 +259,16 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
     if (group) group.rows.push(row);
     else groups.set(key, { deviceId: row.deviceId, shipmentId, rows: [row] });
   }
+  return [...groups.values()];
+}
+
+/**
+ * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
+ * MAX_PUBLICATION_BYTES), its readings in their groups (`groupByShipment`), each group in recordedAt order. One message per chunk rather than per
+ * device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
+ * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
+ */
+function publications(scope: IngestReadingsRequest, groups: ShipmentGroup[], receivedAt: Date): OutboxMessage[] {
   const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
   const head =
     `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},` +
@@ -258,7 +276,7 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
   const payloads: string[] = [];
   let done: string[] = [];
   let size = 0;
-  for (const { deviceId, shipmentId, rows: list } of groups.values()) {
+  for (const { deviceId, shipmentId, rows: list } of groups) {
     list.sort((a, b) => a.recordedAt - b.recordedAt);
     const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
     let parts: string[] = [];

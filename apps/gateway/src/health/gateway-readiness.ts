@@ -11,7 +11,7 @@ import { NATS_CONNECTION } from '../rpc/rpc.module.js';
  * and NATS. Not the OMS and DMS (the public `/health/ready` on the API port still reports them): when
  * a service is down, every gateway would fail alike, and taking them all out of the Service would
  * turn 503s on some routes into an outage of every route. Redis is reported, not required, for the
- * same reason (rate limits fail open without it).
+ * same reason (without it each replica enforces rate limits alone).
  */
 export function gatewayReadiness(app: INestApplicationContext): ReadinessChecks {
   const dataSource = app.get(DataSource, { strict: false });

@@ -55,7 +55,7 @@ export class HealthController {
 
   /**
    * Ready to serve: the identity database, NATS, and at least one replica of each service answer.
-   * Redis is reported but not required: without it rate limits fail open and only POSTs with an
+   * Redis is reported but not required: without it each replica limits alone and only POSTs with an
    * Idempotency-Key are refused, and as every replica shares one Redis, taking them all out of the
    * load balancer would turn that into a full outage.
    *

@@ -12,6 +12,9 @@ import {
 import { ERROR_STATUS, ErrorCode } from '@tracking/contracts';
 import { ErrorEnvelopeDto, PageMetadataDto } from '../http/common.dto.js';
 import { OperationDto } from '../operations/dto/operation.dto.js';
+import { AlertDto } from '../alerts/alert.dto.js';
+import { IngestResultDto } from '../readings/dto/reading.dto.js';
+import { TrackDto } from '../tracks/track.dto.js';
 import { DeliveryDto } from '../webhooks/dto/webhook.dto.js';
 import { codesWithStatus, exampleEnvelope } from './error-examples.js';
 
@@ -320,8 +323,12 @@ function carriesETag(document: OpenAPIObject, method: Method, facts: RouteFacts,
   return schema !== undefined && !isPage(schema);
 }
 
-/** Single resources without a version: nothing to put in an `ETag` (a delivery changes only as it is sent). */
-const UNVERSIONED: ReadonlySet<string> = new Set([getSchemaPath(DeliveryDto)]);
+/**
+ * Bodies without a version: nothing to put in an `ETag`. A delivery changes only as it is sent; an alert
+ * is changed by the evaluation, never by a client's conditional write; a track and an ingest answer are
+ * computed views, not resources. `openapi.spec.ts` checks that every header declared here is sent.
+ */
+const UNVERSIONED: ReadonlySet<string> = new Set([DeliveryDto, AlertDto, TrackDto, IngestResultDto].map((dto) => getSchemaPath(dto)));
 
 /** A collection page: its entries next to the paging `metadata`. */
 function isPage(schema: SchemaObject): boolean {

@@ -25,7 +25,7 @@ const EXAMPLES = {
     message: 'The device is assigned to another shipment; unassign it there first.',
     details: { deviceId: EXAMPLE_DEVICE, shipmentId: EXAMPLE_SHIPMENT },
   },
-  InvalidStateTransition: { message: 'Cannot deliver a Planned shipment.', details: { from: 'Planned', action: 'deliver' } },
+  InvalidStateTransition: { message: 'Cannot deliver the shipment: its status is Planned; deliver needs InTransit.', details: { from: 'Planned', action: 'deliver' } },
   ShipmentClosed: { message: 'The shipment is Completed; it can no longer change.' },
   DeviceRetired: { message: 'The device is retired.' },
   DeviceAssigned: { message: 'The device is assigned to a shipment; release it first.' },

@@ -13,11 +13,19 @@ export type RedisFeature = 'rate_limit' | 'idempotency';
 export class ProtectionMetrics {
   readonly registry = new Registry();
 
-  /** Redis commands that failed or timed out: requests let through unlimited, or keyed POSTs refused. */
+  /** Redis commands that failed or timed out: rate limits decided per replica, or keyed POSTs refused. */
   readonly redisFailures = new Counter({
     name: 'gateway_redis_failures_total',
-    help: 'Redis commands of the gateway that failed or timed out, by feature (rate_limit fails open).',
+    help: 'Redis commands of the gateway that failed or timed out, by feature (rate_limit: decided per replica meanwhile).',
     labelNames: ['feature'] as const,
+    registers: [this.registry],
+  });
+
+  /** Rate limit decisions this replica made alone, Redis being down or slower than REDIS_COMMAND_TIMEOUT_MS. */
+  readonly rateLimitLocal = new Counter({
+    name: 'gateway_rate_limit_local_decisions_total',
+    help: 'Rate limit decisions this gateway replica made alone (per-replica buckets) because Redis was down or slower than REDIS_COMMAND_TIMEOUT_MS, by policy.',
+    labelNames: ['policy'] as const,
     registers: [this.registry],
   });
 

@@ -37,6 +37,8 @@ const valueSchemas = (prefix: string, nullable: boolean) =>
     ]),
   );
 
+const LOCATION_PROPERTIES = valueSchemas('location.', false);
+
 const ENTRY_SCHEMA = {
   type: 'object',
   required: ['recordedAt'],
@@ -49,7 +51,7 @@ const ENTRY_SCHEMA = {
       type: ['object', 'null'],
       required: ['lat', 'lng'],
       additionalProperties: false,
-      properties: valueSchemas('location.', false),
+      properties: LOCATION_PROPERTIES,
     },
     ...valueSchemas('', true),
   },
@@ -124,7 +126,7 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   // this entry, not the batch: the validation pipe leaves this body to this function (`PieceWiseBody`).
   const unclean = hygieneError(raw, base);
   if (unclean !== undefined) return unclean;
-  if (!validateEntry(raw)) return schemaError(base, validateEntry.errors?.[0]);
+  if (!validateEntry(raw)) return unknownFieldError(raw, base) ?? schemaError(base, validateEntry.errors?.[0]);
   const entry = raw as Raw;
   const hasId = entry.deviceId !== undefined;
   if (hasId === (entry.serialNumber !== undefined)) {
@@ -161,6 +163,30 @@ function hygieneError(raw: object, base: string): { error: RejectedReading['erro
   }
 }
 
+/**
+ * An unknown field of the entry or of its location, when there is one. Ajv stops at its first error and
+ * checks `required` before `additionalProperties`, so `{"lat": 1, "lon": 2}` would come back as "lng is
+ * required"; the misspelt key is what the client has to fix, so it is named first.
+ */
+function unknownFieldError(raw: object, base: string): { error: RejectedReading['error'] } | undefined {
+  for (const key of Object.keys(raw)) {
+    if (key in ENTRY_SCHEMA.properties) continue;
+    const field = `${base}.${echo(key)}`;
+    return READ_ONLY.has(key)
+      ? invalid(field, ParameterIssue.ReadOnly, `${field} is set by the server.`)
+      : invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a reading.`);
+  }
+  const location = (raw as Raw).location;
+  if (typeof location !== 'object' || location === null || Array.isArray(location)) return undefined;
+  for (const key of Object.keys(location)) {
+    if (!(key in LOCATION_PROPERTIES)) {
+      const field = `${base}.location.${echo(key)}`;
+      return invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a location; it takes ${Object.keys(LOCATION_PROPERTIES).join(', ')}.`);
+    }
+  }
+  return undefined;
+}
+
 function schemaError(base: string, error: ErrorObject | undefined): { error: RejectedReading['error'] } {
   const path = (error?.instancePath ?? '').split('/').filter(Boolean).join('.');
   const at = path === '' ? base : `${base}.${path}`;
@@ -175,7 +201,30 @@ function schemaError(base: string, error: ErrorObject | undefined): { error: Rej
       : invalid(field, ParameterIssue.UnknownField, `${field} is not a field of a reading.`);
   }
   const issue = ISSUES[keyword] ?? ParameterIssue.InvalidFormat;
-  return invalid(at, issue, `${at} ${error?.message ?? 'is not valid'}.`);
+  return invalid(at, issue, `${at} ${error ? inWords(error) : 'is not valid'}.`);
+}
+
+const TYPE_WORDS: Record<string, string> = { number: 'a number', string: 'a string', object: 'an object', null: 'null' };
+
+/** Ajv's message as a sentence a person reads ("must be number,null" becomes "must be a number or null"). */
+function inWords(error: ErrorObject): string {
+  const params = error.params as { type?: string | string[]; limit?: number };
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${[params.type ?? []].flat().map((type) => TYPE_WORDS[type] ?? type).join(' or ')}`;
+    case 'minimum':
+      return `must be at least ${params.limit}`;
+    case 'maximum':
+      return `must be at most ${params.limit}`;
+    case 'pattern': // deviceId's, the schema's only pattern
+      return 'must be a UUID';
+    case 'minLength':
+      return 'must not be empty';
+    case 'maxLength':
+      return `must have at most ${params.limit} characters`;
+    default:
+      return error.message ?? 'is not valid';
+  }
 }
 
 function invalid(field: string, issue: ParameterIssue, message: string): { error: RejectedReading['error'] } {

@@ -55,12 +55,18 @@ export class ReadingsController {
       'Each entry is judged on its own: a refused entry is listed in `rejected` with its index and error, the others are ' +
       'stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key ' +
       'with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with ' +
-      'other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is ' +
-      "one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share " +
+      'other content is refused (ConflictingReading). A reading reaches a shipment (its track, visits and alerts) only when ' +
+      'it was recorded while its device was assigned to it: each assignment is kept as a period from the assignment to the ' +
+      'release, matched on recordedAt. `unassigned` counts the accepted readings that fell in no period. Allowed to Admin, ' +
+      "Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries " +
+      "count against the tenant's readings limit. Tenants share " +
       'the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.',
   })
   @ApiBody({ type: IngestReadingsDto })
-  @ApiOkResponse({ type: IngestResultDto, description: 'Counts of accepted and duplicate entries, and the refused ones.' })
+  @ApiOkResponse({
+    type: IngestResultDto,
+    description: 'Counts of accepted and duplicate entries, of accepted readings that reached no shipment (unassigned), and the refused ones.',
+  })
   @ApiBadRequestResponse({
     type: ErrorEnvelopeDto,
     description:
@@ -95,13 +101,14 @@ export class ReadingsController {
   /** Judges the entries and stores the usable ones, chunk by chunk. */
   private async store(scope: AccountScope, list: unknown[], request: FastifyRequest): Promise<IngestResult> {
     const { entries, rejected } = judgeEntries(list);
-    const result: IngestResult = { accepted: 0, duplicates: 0, rejected };
+    const result: IngestResult = { accepted: 0, duplicates: 0, unassigned: 0, rejected };
     // One chunk after the other: each is one DMS transaction, idempotent on its own (a retried batch
     // finds its stored chunks' readings as duplicates).
     for (const chunk of this.chunks(entries)) {
       const answer = await this.services.call(Subjects.dms.readings.ingest, { ...scope, entries: chunk }, request);
       result.accepted += answer.accepted;
       result.duplicates += answer.duplicates;
+      result.unassigned += answer.unassigned;
       result.rejected.push(...answer.rejected);
     }
     result.rejected.sort((a, b) => a.index - b.index);

@@ -43,6 +43,14 @@ const INVALID_BODY =
   'accountId: AccountNotFound.';
 
 /** A lifecycle action: `POST /shipments/{shipmentId}/<action>`, 204 when it moves the shipment on. */
+/** The statuses each action starts from, for the examples (the OMS's state table decides). */
+const NEEDS: Record<ShipmentAction, string> = {
+  [ShipmentAction.Start]: 'Planned',
+  [ShipmentAction.Deliver]: 'InTransit',
+  [ShipmentAction.Complete]: 'Delivered',
+  [ShipmentAction.Cancel]: 'Planned or InTransit',
+};
+
 const Transition = (action: ShipmentAction, summary: string) =>
   applyDecorators(
     Post(`:shipmentId/${action}`),
@@ -63,7 +71,7 @@ const Transition = (action: ShipmentAction, summary: string) =>
         error: {
           id: '0190a4a0-0000-7000-8000-000000000001',
           code: 'InvalidStateTransition',
-          message: `Cannot ${action} a Completed shipment.`,
+          message: `Cannot ${action} the shipment: its status is Completed; ${action} needs ${NEEDS[action]}.`,
           details: { from: 'Completed', action },
         },
       },

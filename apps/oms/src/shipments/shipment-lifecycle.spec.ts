@@ -37,4 +37,18 @@ describe('transitionOf', () => {
     expect((thrown as DomainError).code).toBe(ErrorCode.InvalidStateTransition);
     expect((thrown as DomainError).details).toEqual({ from, action });
   });
+
+  it('says in words what went wrong and what the action needs, without an article before a status (no "a InTransit")', () => {
+    const message = (from: ShipmentStatus, action: ShipmentAction) => {
+      try {
+        transitionOf(from, action);
+      } catch (error) {
+        return (error as DomainError).message;
+      }
+      throw new Error(`${from} -${action}-> was allowed`);
+    };
+    expect(message(ShipmentStatus.InTransit, ShipmentAction.Start)).toBe('Cannot start the shipment: its status is InTransit; start needs Planned.');
+    expect(message(ShipmentStatus.Completed, ShipmentAction.Cancel)).toBe('Cannot cancel the shipment: its status is Completed; cancel needs Planned or InTransit.');
+    for (const [from, action] of refused) expect(message(from, action)).not.toMatch(/\ban? (Planned|InTransit|Delivered|Completed|Cancelled)\b/);
+  });
 });

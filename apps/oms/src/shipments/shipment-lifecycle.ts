@@ -29,7 +29,9 @@ const TRANSITIONS: Readonly<Record<ShipmentAction, Transition>> = {
 export function transitionOf(from: ShipmentStatus, action: ShipmentAction): Pick<Transition, 'to' | 'stamp'> {
   const transition = TRANSITIONS[action];
   if (!transition?.from.includes(from)) {
-    throw new DomainError(ErrorCode.InvalidStateTransition, `Cannot ${action} a ${from} shipment.`, { from, action });
+    // Statuses as words of the API, without an article: "a InTransit" reads wrong, "an Planned" too.
+    const needs = transition ? `; ${action} needs ${transition.from.join(' or ')}` : '';
+    throw new DomainError(ErrorCode.InvalidStateTransition, `Cannot ${action} the shipment: its status is ${from}${needs}.`, { from, action });
   }
   return { to: transition.to, stamp: transition.stamp };
 }

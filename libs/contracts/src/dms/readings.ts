@@ -88,6 +88,11 @@ export interface RejectedReading {
 export interface IngestResult {
   accepted: number;
   duplicates: number;
+  /**
+   * Of `accepted`, the readings recorded while their device was on no shipment (outside every assignment
+   * period, matched on `recordedAt`): stored, and they move the device, but reach no track, visit or alert.
+   */
+  unassigned: number;
   rejected: RejectedReading[];
 }
 

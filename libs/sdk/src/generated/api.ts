@@ -520,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Send up to 5000 readings of the account's devices
-         * @description Each entry is judged on its own: a refused entry is listed in `rejected` with its index and error, the others are stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with other content is refused (ConflictingReading). Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.
+         * @description Each entry is judged on its own: a refused entry is listed in `rejected` with its index and error, the others are stored. 200 means every accepted reading is committed. A reading is keyed by its device and recordedAt: the same key with the same content again is a duplicate (stored once), so a batch can be resent after a timeout; the same key with other content is refused (ConflictingReading). A reading reaches a shipment (its track, visits and alerts) only when it was recorded while its device was assigned to it: each assignment is kept as a period from the assignment to the release, matched on recordedAt. `unassigned` counts the accepted readings that fell in no period. Allowed to Admin, Operator and Ingest. Bodies up to 4 MiB. The batch is one request for the application's rate limit and its entries count against the tenant's readings limit. Tenants share the ingest fairly: a batch of a tenant with more readings being stored than its share waits, briefly, then gets 429.
          */
         post: operations["readingsIngest"];
         delete?: never;
@@ -1898,7 +1898,7 @@ export interface components {
         RejectedErrorDto: {
             /** @example InvalidParameter */
             code: components["schemas"]["ErrorCode"];
-            /** @example readings.17.temperatureC must be <= 150. */
+            /** @example readings.17.temperatureC must be at most 150. */
             message: string;
             details?: components["schemas"]["ErrorDetailsDto"];
         };
@@ -1913,6 +1913,8 @@ export interface components {
             accepted: number;
             /** @description Entries repeating a stored reading (or an earlier entry) with the same content: stored once, not again. */
             duplicates: number;
+            /** @description Of the accepted readings, those recorded while their device was on no shipment (before its assignment, after its release, or never assigned): stored, and they update the device, but reach no track, visit or alert. */
+            unassigned: number;
             /** @description Entries refused, in index order. */
             rejected: components["schemas"]["RejectedReadingDto"][];
         };
@@ -6655,13 +6657,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Counts of accepted and duplicate entries, and the refused ones. */
+            /** @description Counts of accepted and duplicate entries, of accepted readings that reached no shipment (unassigned), and the refused ones. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
                     [name: string]: unknown;
@@ -6857,7 +6858,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8112,7 +8112,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -25,7 +25,11 @@ declare module 'ioredis' {
  * ARGV[3] is the cost: 1 for a request, n for n units at once (the readings of a batch: all of them fit or
  * none is charged), -1 gives a charged request back (a refund) to every bucket instead.
  *
- * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] the cost (negative: refund).
+ * ARGV[4] is the mode: `charge` (the default, as above); `peek` answers whether `cost` would be allowed
+ * without charging anything; `force` charges every bucket even past its capacity (a failure counted after
+ * the fact: it pushes the bucket's refill further out, so the excess is paid back in waiting).
+ *
+ * KEYS the buckets; ARGV[1] emission interval in µs; ARGV[2] burst; ARGV[3] the cost (negative: refund); ARGV[4] the mode.
  * Returns {allowed (1 or 0), remaining requests now, ms until one more request is available}.
  */
 const GCRA_SCRIPT = `
@@ -43,8 +47,11 @@ for i, key in ipairs(KEYS) do
   debts[i] = tat - now
   if debts[i] > debt then debt = debts[i] end
 end
+local mode = ARGV[4] or 'charge'
 local allowed = 0
-if step < 0 or debt + step <= capacity then
+if mode == 'peek' then
+  if debt + step <= capacity then allowed = 1 end
+elseif step < 0 or mode == 'force' or debt + step <= capacity then
   allowed = 1
   debt = 0
   for i, key in ipairs(KEYS) do
@@ -58,6 +65,8 @@ if step < 0 or debt + step <= capacity then
   end
 end
 local remaining = math.floor((capacity - debt) / interval)
+-- Past the capacity (a forced charge), nothing remains and one more waits until the debt is back under it.
+if remaining < 0 then remaining = 0 end
 local untilNext = debt - capacity + (remaining + 1) * interval
 return {allowed, remaining, math.ceil(untilNext / 1000)}
 `;

@@ -9,15 +9,21 @@ import { ProtectionMetrics } from '../protection.metrics.js';
 import { rateLimitAddress } from './client-address.js';
 import type { RateDecision } from './gcra.script.js';
 import { limitField, policyField, secondsUntil } from './rate-limit.headers.js';
+import { PendingAttempts } from './pending-attempts.js';
 import { type Policy, RateLimitPolicies } from './rate-limit.policies.js';
 import { RateLimiter } from './rate-limiter.service.js';
 
 const TOKEN_ROUTE = '/v1/applications/token';
+/**
+ * How long a token request waits for pending attempts of its failure buckets to settle before it is
+ * refused: longer than a full hashing queue takes to drain on a busy machine (16 waiting hashes of about
+ * 60 ms on 2 slots, several times over).
+ */
+const PENDING_WAIT_MS = 5000;
 
 interface Counted {
   policy: Policy;
-  /** Undefined when Redis did not answer and the request passed uncounted. */
-  decision: RateDecision | undefined;
+  decision: RateDecision;
 }
 
 /**
@@ -27,11 +33,13 @@ interface Counted {
  * - a request whose bearer token `Authenticator` accepts counts against its application (`application`,
  *   per-tenant overrides apply), whatever the route; the guard later takes that same verification;
  * - `POST /v1/applications/token` counts against the client address (`token-address`) when it
- *   arrives; then, once the body is parsed and before any secret is hashed, against the failure
- *   buckets of (address, tenant of the body) and (address, application of the body)
- *   (`token-failures`). Unless the answer is 401, the failure buckets get that request back: only
- *   failed attempts use them up, and only those from the same address, so nobody elsewhere can spend
- *   a good client's budget;
+ *   arrives; then, once the body is parsed and before any secret is hashed, it is checked against the
+ *   failure buckets of (address, tenant of the body) and (address, application of the body)
+ *   (`token-failures`), which only a 401 charges, just before it is sent: only failed attempts use them
+ *   up, and only those from the same address, so nobody elsewhere can spend a good client's budget.
+ *   Attempts still running count as possible failures (`PendingAttempts`); a request that finds no room
+ *   only because of them waits for their answers rather than being refused for failures that may never
+ *   happen (24 good clients started at once got 429s naming `token-failures`: issue 32);
  * - any other request counts against the client address (`address`);
  * - `/health/live` is not limited (it costs nothing); `/health/ready` is, as any other route: it checks
  *   the databases, NATS and Redis, and probes use the ops port's own.
@@ -39,8 +47,9 @@ interface Counted {
 @Injectable()
 export class RateLimitHooks {
   private readonly counted = new WeakMap<FastifyRequest, Counted[]>();
-  /** Token requests charged to failure buckets, until their answer says whether they failed. */
-  private readonly failureCharges = new WeakMap<FastifyRequest, { policy: Policy; subjects: string[] }>();
+  /** Token requests let past the failure check, until their answer says whether they failed. */
+  private readonly attempts = new WeakMap<FastifyRequest, { policy: Policy; subjects: string[] }>();
+  private readonly pending = new PendingAttempts();
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -52,7 +61,14 @@ export class RateLimitHooks {
   register(instance: FastifyInstance): void {
     instance.addHook('onRequest', (request, reply) => this.onRequest(request, reply));
     instance.addHook('preHandler', (request, reply) => this.preHandler(request, reply));
-    instance.addHook('onResponse', (request, reply) => this.onResponse(request, reply));
+    // Before the answer leaves: a client that sends its next attempt as soon as it reads a 401 finds it counted.
+    instance.addHook('onSend', async (request, reply, payload) => {
+      await this.settleAttempt(request, reply.statusCode === 401 ? reply : undefined);
+      return payload;
+    });
+    // An attempt whose answer never went out (the client went away) settles as no failure.
+    instance.addHook('onResponse', async (request) => this.settleAttempt(request, undefined));
+    instance.addHook('onRequestAbort', async (request) => this.settleAttempt(request, undefined));
   }
 
   private async onRequest(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
@@ -70,9 +86,11 @@ export class RateLimitHooks {
   }
 
   /**
-   * The token route's failure limit, charged before the secret is checked (a locked-out address costs
-   * no hash) and given back once the answer is not a 401. Ids that are not UUIDs name nothing and
-   * share one bucket per address.
+   * The token route's failure limit, checked before the secret is (a locked-out address costs no hash):
+   * room for the failures counted so far, the attempts pending on this replica ahead of it, and this
+   * one. Without room only because of those ahead, it waits for their answers (up to PENDING_WAIT_MS)
+   * and looks again; refused with nobody ahead, the bucket is full of real failures: 429.
+   * Ids that are not UUIDs name nothing and share one bucket per address.
    */
   private async preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     if (!isTokenRoute(request)) return undefined;
@@ -81,15 +99,44 @@ export class RateLimitHooks {
     const address = rateLimitAddress(request.ip);
     const subjects = [`${address}|tenant:${tenantId ?? '-'}`, `${address}|application:${uuidOrNone(body?.applicationId) ?? '-'}`];
     const policy = this.policies.tokenFailures(tenantId);
-    if (await this.count(request, reply, policy, subjects)) return reply;
-    this.failureCharges.set(request, { policy, subjects });
-    return undefined;
+    const deadline = performance.now() + PENDING_WAIT_MS;
+    for (;;) {
+      // Counted as pending before the first await, so that concurrent requests each see those ahead of them.
+      this.pending.add(subjects);
+      const position = this.pending.count(subjects);
+      const decision = await this.limiter.peek(policy, subjects, position);
+      if (decision.allowed) {
+        this.setHeaders(request, reply, policy, { ...decision, remaining: Math.max(0, decision.remaining - position) });
+        this.attempts.set(request, { policy, subjects });
+        // A client gone while this waited had its abort hook run before there was an attempt to settle.
+        if (request.raw.socket.destroyed) await this.settleAttempt(request, undefined);
+        return undefined;
+      }
+      // Refused alone (position 1), the bucket is full: the others waiting learn it at once.
+      this.pending.remove(subjects, position === 1);
+      const waitMs = deadline - performance.now();
+      if (position === 1 || waitMs <= 0) {
+        // No room even for this one attempt alone (or waited long enough): the failures are real.
+        this.refuse(request, reply, policy, position === 1 ? decision : await this.limiter.peek(policy, subjects));
+        return reply;
+      }
+      // No room only with the attempts ahead of it counted as failures: wait for one of their answers.
+      if (this.pending.count(subjects) > 0) await this.pending.settled(waitMs);
+    }
   }
 
-  private async onResponse(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const charge = this.failureCharges.get(request);
-    if (charge === undefined || reply.statusCode === 401) return;
-    await this.limiter.refund(charge.policy, charge.subjects);
+  /** Ends a token request's pending attempt once; a 401 (`failed`) is charged to its failure buckets first. */
+  private async settleAttempt(request: FastifyRequest, failed: FastifyReply | undefined): Promise<void> {
+    const attempt = this.attempts.get(request);
+    if (attempt === undefined) return;
+    this.attempts.delete(request);
+    try {
+      if (failed) {
+        this.replaceHeaders(request, failed, attempt.policy, await this.limiter.charge(attempt.policy, attempt.subjects));
+      }
+    } finally {
+      this.pending.remove(attempt.subjects);
+    }
   }
 
   /**
@@ -101,7 +148,7 @@ export class RateLimitHooks {
     const policy = this.policies.readings(tenantId);
     const decision = await this.limiter.consume(policy, tenantId, cost);
     this.setHeaders(request, reply, policy, decision);
-    if (decision === undefined || decision.allowed) return;
+    if (decision.allowed) return;
     this.metrics.rateLimited.inc({ policy: policy.name });
     reply.header('Retry-After', String(secondsUntil(decision)));
     throw new DomainError(
@@ -111,12 +158,19 @@ export class RateLimitHooks {
     );
   }
 
-  private setHeaders(request: FastifyRequest, reply: FastifyReply, policy: Policy, decision: RateDecision | undefined): void {
-    const counted = [...(this.counted.get(request) ?? []), { policy, decision }];
+  private setHeaders(request: FastifyRequest, reply: FastifyReply, policy: Policy, decision: RateDecision): void {
+    this.writeHeaders(request, reply, [...(this.counted.get(request) ?? []), { policy, decision }]);
+  }
+
+  /** The headers again, with `policy`'s entry now at `decision` (a failure charged after the check). */
+  private replaceHeaders(request: FastifyRequest, reply: FastifyReply, policy: Policy, decision: RateDecision): void {
+    this.writeHeaders(request, reply, (this.counted.get(request) ?? []).map((entry) => (entry.policy.name === policy.name ? { policy, decision } : entry)));
+  }
+
+  private writeHeaders(request: FastifyRequest, reply: FastifyReply, counted: Counted[]): void {
     this.counted.set(request, counted);
     reply.header('RateLimit-Policy', policyField(counted.map((entry) => entry.policy)));
-    const known = counted.filter((entry): entry is { policy: Policy; decision: RateDecision } => entry.decision !== undefined);
-    if (known.length > 0) reply.header('RateLimit', limitField(known));
+    reply.header('RateLimit', limitField(counted));
   }
 
   /**
@@ -125,8 +179,17 @@ export class RateLimitHooks {
    */
   private async count(request: FastifyRequest, reply: FastifyReply, policy: Policy, subject: string | string[]): Promise<boolean> {
     const decision = await this.limiter.consume(policy, subject);
+    if (decision.allowed) {
+      this.setHeaders(request, reply, policy, decision);
+      return false;
+    }
+    this.refuse(request, reply, policy, decision);
+    return true;
+  }
+
+  /** Answers 429 for `policy` with its headers and Retry-After. */
+  private refuse(request: FastifyRequest, reply: FastifyReply, policy: Policy, decision: RateDecision): void {
     this.setHeaders(request, reply, policy, decision);
-    if (decision === undefined || decision.allowed) return false;
     this.metrics.rateLimited.inc({ policy: policy.name });
     reply.header('Retry-After', String(secondsUntil(decision)));
     sendError(
@@ -135,7 +198,6 @@ export class RateLimitHooks {
         policy: policy.name,
       }),
     );
-    return true;
   }
 }
 

@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG, LOGGER } from '../../tokens.js';
 import { ThrottledLog } from './throttled-log.js';
 
-/** How long start-up waits for Redis; without it the gateway starts anyway (rate limiting fails open). */
+/** How long start-up waits for Redis; without it the gateway starts anyway (rate limits per replica meanwhile). */
 const STARTUP_WAIT_MS = 2000;
 const LOG_INTERVAL_MS = 30000;
 
@@ -63,7 +63,7 @@ export class SharedRedis implements OnModuleInit, OnApplicationShutdown {
       ),
       new Promise<boolean>((resolve) => setTimeout(resolve, STARTUP_WAIT_MS, false).unref()),
     ]);
-    if (!ready) this.logger.warn('Redis is not reachable at start; rate limits are not enforced until it is');
+    if (!ready) this.logger.warn('Redis is not reachable at start; each replica enforces rate limits alone until it is');
   }
 
   onApplicationShutdown(): void {

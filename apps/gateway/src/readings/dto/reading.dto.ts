@@ -65,7 +65,7 @@ export class IngestReadingsDto {
 
 class RejectedErrorDto {
   @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidParameter }) code: ErrorCode;
-  @ApiProperty({ example: 'readings.17.temperatureC must be <= 150.' }) message: string;
+  @ApiProperty({ example: 'readings.17.temperatureC must be at most 150.' }) message: string;
   @ApiPropertyOptional({ type: ErrorDetailsDto }) details?: ErrorDetailsDto;
 }
 
@@ -88,5 +88,13 @@ export class IngestResultDto {
     description: 'Entries repeating a stored reading (or an earlier entry) with the same content: stored once, not again.',
   })
   duplicates: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Of the accepted readings, those recorded while their device was on no shipment (before its assignment, after its ' +
+      'release, or never assigned): stored, and they update the device, but reach no track, visit or alert.',
+  })
+  unassigned: number;
   @ApiProperty({ type: [RejectedReadingDto], description: 'Entries refused, in index order.' }) rejected: RejectedReadingDto[];
 }
