@@ -19,6 +19,7 @@ COPY package.json package-lock.json .npmrc ./
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/oms/package.json apps/oms/
 COPY apps/dms/package.json apps/dms/
+COPY apps/device-gateway/package.json apps/device-gateway/
 COPY libs/contracts/package.json libs/contracts/
 COPY libs/core/package.json libs/core/
 COPY libs/database/package.json libs/database/
@@ -28,6 +29,7 @@ COPY libs/paging/package.json libs/paging/
 COPY libs/outbox/package.json libs/outbox/
 COPY libs/sdk/package.json libs/sdk/
 COPY libs/geofence/package.json libs/geofence/
+COPY libs/readings/package.json libs/readings/
 COPY libs/testing/package.json libs/testing/
 COPY libs/webhooks/package.json libs/webhooks/
 
