@@ -30,6 +30,7 @@ COPY libs/outbox/package.json libs/outbox/
 COPY libs/sdk/package.json libs/sdk/
 COPY libs/geofence/package.json libs/geofence/
 COPY libs/readings/package.json libs/readings/
+COPY libs/rate-limit/package.json libs/rate-limit/
 COPY libs/testing/package.json libs/testing/
 COPY libs/webhooks/package.json libs/webhooks/
 

@@ -1,7 +1,7 @@
 import { ConfigError, env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 import { keyEncryptionKeysSetting } from './auth/key-envelope.js';
-import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
+import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from '@tracking/rate-limit';
 
 export const gatewayConfigSchema = {
   PORT: env.int({ default: 3000, min: 0, max: 65535 }),

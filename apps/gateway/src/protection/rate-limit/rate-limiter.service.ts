@@ -4,7 +4,7 @@ import { LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
-import { defineGcra, type RateDecision, toRateDecision } from './gcra.script.js';
+import { defineGcra, type RateDecision, rateLimitKey, toRateDecision } from '@tracking/rate-limit';
 import type { Policy } from './rate-limit.policies.js';
 
 const LOG_INTERVAL_MS = 30000;
@@ -42,7 +42,7 @@ export class RateLimiter {
     const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));
     try {
       if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
-      const keys = subjects.map((subject) => this.redis.key('ratelimit', policy.name, subject));
+      const keys = subjects.map((subject) => rateLimitKey(this.redis.key(), policy.name, subject));
       const reply = await this.redis.client.gcra(keys.length, ...keys, intervalMicros, burst, step);
       return toRateDecision(reply);
     } catch (error) {

@@ -87,3 +87,12 @@ export function toRateDecision(reply: unknown): RateDecision {
   const [allowed, remaining, msUntilNext] = reply as [number, number, number];
   return { allowed: allowed === 1, remaining: Math.max(0, remaining), msUntilNext: Math.max(1, msUntilNext) };
 }
+
+/**
+ * The Redis key of a bucket: `<prefix>ratelimit:<policy>:<subject>`. Every process that charges a bucket
+ * names it through here, so that the gateway's `POST /readings` and the device gateway charge the very
+ * same per-tenant readings bucket (policy `readings`, subject the tenant id).
+ */
+export function rateLimitKey(prefix: string, policy: string, subject: string): string {
+  return `${prefix}ratelimit:${policy}:${subject}`;
+}
