@@ -96,3 +96,9 @@ export function toRateDecision(reply: unknown): RateDecision {
 export function rateLimitKey(prefix: string, policy: string, subject: string): string {
   return `${prefix}ratelimit:${policy}:${subject}`;
 }
+
+/** The GCRA emission interval of a limit in whole microseconds (window / quota), as the script takes it. */
+export function emissionIntervalMicros(limit: { quota: number; windowSeconds: number }): number {
+  // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
+  return Math.max(1, Math.round((limit.windowSeconds * 1_000_000) / limit.quota));
+}

@@ -91,14 +91,18 @@ export class CredentialRepository {
     });
   }
 
-  /** The credentials of `protocol` with `identifier` whose device is not retired (at most 5: one device holds an identifier). */
-  async findLive(protocol: CredentialProtocol, identifier: string): Promise<LiveCredential[]> {
+  /**
+   * The credentials of `protocol` with `identifier` whose device is not retired (at most 5: one device
+   * holds an identifier), or, with `digest`, the one credential of `protocol` with that secret digest.
+   */
+  async findLive(protocol: CredentialProtocol, by: { identifier: string } | { digest: Buffer }): Promise<LiveCredential[]> {
+    const [column, value] = 'digest' in by ? ['secret_digest', by.digest] : ['identifier', by.identifier];
     const rows: { id: string; device_id: string; tenant_id: string; account_id: string; identifier: string; secret_digest: Buffer | null }[] =
       await this.credentials.query(
         `SELECT c.id, c.device_id, c.tenant_id, c.account_id, c.identifier, c.secret_digest
            FROM device_credentials c JOIN devices d ON d.id = c.device_id
-          WHERE c.protocol = $1 AND c.identifier = $2 AND d.status <> $3`,
-        [protocol, identifier, DeviceStatus.Retired],
+          WHERE c.protocol = $1 AND c.${column} = $2 AND d.status <> $3`,
+        [protocol, value, DeviceStatus.Retired],
       );
     return rows.map((row) => ({
       id: row.id,

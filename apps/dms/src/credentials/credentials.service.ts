@@ -92,13 +92,19 @@ export class CredentialsService {
 
   /**
    * The live credential with this identifier whose secret matches (Teltonika: the IMEI alone), or null.
-   * Every candidate's digest is compared in constant time; a use is recorded at most once a minute.
+   * For `Http` the secret alone names the credential (a request may carry nothing else) and `identifier`
+   * is not looked at: the device gateway compares it with the one found (403 on a mismatch). Every
+   * candidate's digest is compared in constant time; a use is recorded at most once a minute.
    */
   async authenticate(request: AuthenticateDeviceRequest): Promise<AuthenticatedDevice | null> {
     const { protocol, identifier, secret } = request;
-    if (!PROTOCOLS.has(protocol) || typeof identifier !== 'string' || identifier.length === 0 || identifier.length > 64) return null;
-    if (protocol === CredentialProtocol.Teltonika ? secret !== null : typeof secret !== 'string') return null;
-    const candidates = await this.credentials.findLive(protocol, identifier);
+    if (!PROTOCOLS.has(protocol) || typeof identifier !== 'string' || identifier.length > 64) return null;
+    if (protocol === CredentialProtocol.Teltonika ? secret !== null : typeof secret !== 'string' || secret.length > 256) return null;
+    if (protocol !== CredentialProtocol.Http && identifier.length === 0) return null;
+    const candidates = await this.credentials.findLive(
+      protocol,
+      protocol === CredentialProtocol.Http && secret !== null ? { digest: secretDigest(secret) } : { identifier },
+    );
     const match = candidates.find((candidate) =>
       candidate.secretDigest === null ? secret === null : secret !== null && secretMatches(secret, candidate.secretDigest),
     );

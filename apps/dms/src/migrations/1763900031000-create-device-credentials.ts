@@ -9,7 +9,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   that device may share it (secret rotation). That rule spans rows, so the service checks it under a
  *   transaction lock on the identifier; a `Teltonika` identifier (an IMEI) has one credential, which the
  *   partial unique index enforces outright.
- * - `credentials_identifier_idx` serves authentication, which looks a credential up by protocol and identifier.
+ * - `device_credentials_identifier_idx` serves MQTT and Teltonika authentication (by protocol and identifier);
+ *   `device_credentials_secret_digest_key` serves HTTP's, where a request may carry the secret alone (a
+ *   bearer header or a `/t/{secret}/` URL): the digest of a 256-bit random secret names one credential.
  */
 export class CreateDeviceCredentials1763900031000 implements MigrationInterface {
   name = 'CreateDeviceCredentials1763900031000';
@@ -31,6 +33,7 @@ export class CreateDeviceCredentials1763900031000 implements MigrationInterface 
       )`);
     await queryRunner.query('CREATE UNIQUE INDEX device_credentials_device_seq_idx ON device_credentials (device_id, seq)');
     await queryRunner.query('CREATE INDEX device_credentials_identifier_idx ON device_credentials (protocol, identifier)');
+    await queryRunner.query('CREATE UNIQUE INDEX device_credentials_secret_digest_key ON device_credentials (secret_digest) WHERE secret_digest IS NOT NULL');
     await queryRunner.query(
       "CREATE UNIQUE INDEX device_credentials_imei_key ON device_credentials (identifier) WHERE protocol = 'Teltonika'",
     );

@@ -57,7 +57,10 @@ export interface DeleteCredentialRequest extends AccountScope {
   credentialId: string;
 }
 
-/** The device gateway asks who a connection is: `secret` null for Teltonika (the IMEI alone). */
+/**
+ * The device gateway asks who a connection is: `secret` null for Teltonika (the IMEI alone). For `Http`
+ * the secret alone names the credential and `identifier` may be empty (the gateway checks it itself).
+ */
 export interface AuthenticateDeviceRequest {
   protocol: CredentialProtocol;
   identifier: string;

@@ -4,7 +4,7 @@ import { LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
-import { defineGcra, type RateDecision, rateLimitKey, toRateDecision } from '@tracking/rate-limit';
+import { defineGcra, emissionIntervalMicros, type RateDecision, rateLimitKey, toRateDecision } from '@tracking/rate-limit';
 import type { Policy } from './rate-limit.policies.js';
 
 const LOG_INTERVAL_MS = 30000;
@@ -37,9 +37,8 @@ export class RateLimiter {
   }
 
   private async run(policy: Policy, subjects: string[], step: number): Promise<RateDecision | undefined> {
-    const { quota, windowSeconds, burst } = policy.limit;
-    // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
-    const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));
+    const { burst } = policy.limit;
+    const intervalMicros = emissionIntervalMicros(policy.limit);
     try {
       if (!this.redis.isReady()) throw new Error(`Redis connection is ${this.redis.client.status}`);
       const keys = subjects.map((subject) => rateLimitKey(this.redis.key(), policy.name, subject));
