@@ -240,6 +240,8 @@ describe('device credentials', () => {
         protocol: 'Http',
         identifier: d.id,
       });
+      // HTTP requests may carry the secret alone (a bearer header, a /t/{secret}/ URL): it names the credential.
+      expect((await authenticate(CredentialProtocol.Http, '', created.secret))?.credentialId).toBe(created.id);
       const shown = (await list(d.id)).body.credentials[0];
       expect(shown.lastUsedAt).toMatch(TIMESTAMP_MS);
       // At most once a minute: a second use moves nothing.

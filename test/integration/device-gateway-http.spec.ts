@@ -53,7 +53,7 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
     stack.request(method, path, { baseUrl: options.at ?? base, token: options.secret, body: options.body, rawBody: options.rawBody, headers: options.headers });
   /** An OsmAnd GET with the tracker's secret as a bearer header; `secret` null sends none. */
   const osmand = (t: Tracker, params: Record<string, string | number>, secret: string | null = t.secret) =>
-    send('GET', `/?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`, { secret: secret ?? undefined });
+    send('GET', `/?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`, { secret: secret ?? undefined });
 
   describe('POST /v1/readings', () => {
     it('stores the readings of the credential\'s device, counts a resend as duplicates, and refuses bad entries one by one', async () => {

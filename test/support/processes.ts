@@ -12,6 +12,7 @@ const ENTRY_POINTS = {
   oms: { path: 'apps/oms/dist/main.js', ready: 'oms is listening on NATS' },
   dms: { path: 'apps/dms/dist/main.js', ready: 'dms is listening on NATS' },
   gateway: { path: 'apps/gateway/dist/main.js', ready: 'gateway is listening' },
+  'device-gateway': { path: 'apps/device-gateway/dist/main.js', ready: 'device gateway is listening' },
 } as const;
 
 /** The log lines that name the ports a process bound (`PORT=0` and `OPS_PORT=0` pick free ones). */

@@ -81,6 +81,7 @@ export async function startDeviceGateway(
     started.push(listener);
   }
   for (const { name, addresses } of listening) logger.info({ listener: name, addresses }, `${name} listening`);
+  logger.info({ listeners: listening }, 'device gateway is listening');
 
   return {
     listening,

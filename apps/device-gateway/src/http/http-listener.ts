@@ -97,7 +97,7 @@ async function handle(context: ListenerContext, request: IncomingMessage, respon
     request.resume();
     return send(response, 404, envelope(ErrorCode.RouteNotFound, 'No such route on the device gateway.'));
   }
-  const contentType = (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const contentType = ((request.headers['content-type'] ?? '').split(';', 1)[0] ?? '').trim().toLowerCase();
   const json = contentType === 'application/json';
   if (ourJson && !json) {
     request.resume();
