@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Reading } from '@tracking/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +8,7 @@ import { createDevice, devicesPath } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { expectError, expectInvalidParameter } from '../support/http-assertions.js';
+import { makeTlsFiles } from '../support/tls-files.js';
 import { expectUnauthorized } from '../support/tokens.js';
 import { TestStack } from '../support/stack.js';
 
@@ -302,6 +305,36 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
         await limited.stop();
       }
     });
+  });
+
+  it('speaks HTTPS when DEVICE_TLS_CERT_FILE and DEVICE_TLS_KEY_FILE are set', async () => {
+    const files = makeTlsFiles();
+    const secure = await startTestDeviceGateway(stack, { DEVICE_TLS_CERT_FILE: files.serverCert, DEVICE_TLS_KEY_FILE: files.serverKey });
+    try {
+      const address = secure.address('http');
+      expect(address).toMatch(/^https:\/\//);
+      const t = await tracker();
+      const body = JSON.stringify({ readings: [{ recordedAt: minutesAgo(1).toISOString(), shockG: 3 }] });
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = httpsRequest(
+          `${address}/v1/readings`,
+          { method: 'POST', ca: readFileSync(files.ca), headers: { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' } },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+          },
+        );
+        request.once('error', reject);
+        request.end(body);
+      });
+      expect(answer).toEqual({ status: 200, text: JSON.stringify({ accepted: 1, duplicates: 0, rejected: [] }) });
+      // Plain HTTP on the TLS port gets no answer.
+      await expect(fetch(address.replace('https:', 'http:') + '/v1/readings', { method: 'POST', body })).rejects.toThrow();
+    } finally {
+      await secure.stop();
+      files.remove();
+    }
   });
 
   it('counts messages, readings and failed authentications in its metrics', async () => {

@@ -69,6 +69,9 @@ export class ReadingsService {
   async ingestFromDevices(request: IngestDeviceReadingsRequest): Promise<IngestDeviceReadingsResult> {
     const now = Date.now();
     const submissions = request.submissions;
+    if (!Array.isArray(submissions) || submissions.some((submission) => !Array.isArray(submission?.entries))) {
+      throw DomainError.invalidParameter('submissions', ParameterIssue.InvalidFormat, 'submissions must be a list of {tenantId, accountId, credentialId, deviceId, entries}.');
+    }
     // Every entry gets a position in the whole request; `origin` maps it back to its submission and index.
     const origin: { submission: number; index: number }[] = [];
     const rejectedOf = submissions.map(() => [] as RejectedReading[]);
