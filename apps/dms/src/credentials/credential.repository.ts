@@ -128,16 +128,17 @@ export class CredentialRepository {
   }
 
   /**
-   * Which of `ids` are live (the credential exists, its device is not retired). With `manager`, inside
-   * that transaction and locked `FOR KEY SHARE`: a delete of one of them waits for the transaction, so a
-   * batch stored under a credential commits before the delete does, never after.
+   * Which of `ids` are live (the credential exists, its device is not retired), read in `manager`'s
+   * transaction when given. Not locked: a device's delete locks the device, then (cascading) its
+   * credentials, while a batch locks credentials before devices, and the two would deadlock. A delete
+   * that commits while a batch runs is seen by the batch's device lock instead (the device gone or
+   * retired refuses its readings); a credential deleted during the batch lets that one batch through.
    */
   async liveAmong(ids: string[], manager?: EntityManager): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const rows: { id: string }[] = await (manager ?? this.credentials.manager).query(
       `SELECT c.id FROM device_credentials c JOIN devices d ON d.id = c.device_id
-        WHERE c.id = ANY($1::uuid[]) AND d.status <> $2
-        ${manager ? 'FOR KEY SHARE OF c' : ''}`,
+        WHERE c.id = ANY($1::uuid[]) AND d.status <> $2`,
       [ids, DeviceStatus.Retired],
     );
     return new Set(rows.map((row) => row.id));

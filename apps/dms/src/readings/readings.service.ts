@@ -62,8 +62,8 @@ export class ReadingsService {
   /**
    * Many devices' messages from the device gateway (docs/device-gateway.md), stored in one transaction
    * exactly as `ingest` stores a batch: each submission whose credential is no longer live (deleted, its
-   * device retired or deleted) is `revoked` and nothing of it is stored. The credentials are locked `FOR
-   * KEY SHARE` first, so a delete that races the batch commits after it. Accounts are stored in id order,
+   * device retired or deleted) is `revoked` and nothing of it is stored (the credentials are read in the
+   * transaction; a device retired or deleted meanwhile is seen under its row lock). Accounts are stored in id order,
    * each one's devices in id order, so that concurrent batches lock devices in one global order.
    */
   async ingestFromDevices(request: IngestDeviceReadingsRequest): Promise<IngestDeviceReadingsResult> {
