@@ -5,11 +5,18 @@
 // reading, a keep-alive connection per device): what the MQTT and Teltonika listeners add on top of the
 // sink and the DMS is their own protocol work.
 //
-// Alternates BENCH_RUNS runs of BENCH_DURATION seconds: device gateway (BENCH_DEVICE_CONNECTIONS devices,
-// default 500) and API (batches of 1000 readings, 4 in flight). Prints readings/s, p50/p99 of a message
-// (device) or a batch (API), the ratio, and the load average. Rate limits are off (as in every benchmark).
+// Alternates BENCH_RUNS runs of BENCH_DURATION seconds of three scenarios: the device gateway's process
+// over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); its sink alone, in this process, with
+// BENCH_SINK_DEVICES (default 2000) devices each submitting one reading at a time (what an MQTT listener
+// asks of it, without MQTT); and the API (batches of 1000 readings, 4 in flight). Prints readings/s,
+// p50/p99 of a message or a batch, the ratios, and the load average. Rate limits are off (as in every
+// benchmark).
 import autocannon from 'autocannon';
 import { loadavg } from 'node:os';
+import { createLogger } from '@tracking/core';
+import { ServiceMetrics } from '@tracking/observability';
+import { readDeviceGatewayConfig } from '../apps/device-gateway/dist/config.js';
+import { startDeviceGateway } from '../apps/device-gateway/dist/device-gateway.js';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
@@ -22,6 +29,7 @@ const config = {
   ...base,
   prefix: 'bench_devices',
   deviceConnections: Number(process.env.BENCH_DEVICE_CONNECTIONS ?? 500),
+  sinkDevices: Number(process.env.BENCH_SINK_DEVICES ?? 2000),
   apiBatch: 1000,
   apiInFlight: 4,
 };
@@ -33,7 +41,7 @@ try {
   await stack.start('device-gateway');
   const { credentials, writeAccountId } = provision(stack);
   const token = await issueToken(stack.base, credentials);
-  const { results: deviceIds } = await seedDevices(stack.base, token, writeAccountId, config.deviceConnections, 8, 'TRACKER');
+  const { results: deviceIds } = await seedDevices(stack.base, token, writeAccountId, Math.max(config.deviceConnections, config.sinkDevices), 8, 'TRACKER');
   const { results: secrets } = await inPool('credentials', deviceIds.length, 8, async (index) => {
     const { body } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, { token, body: { protocol: 'Http' } });
     return body.secret;
@@ -86,6 +94,31 @@ try {
         },
       ],
     });
+  // The sink in this process, on the stack's NATS and Redis, without listeners.
+  const sinkGateway = await startDeviceGateway(readDeviceGatewayConfig(stack.env), createLogger('bench-sink', 'warn'), new ServiceMetrics('bench-sink'), []);
+  const sinkIdentities = [];
+  for (const secret of secrets.slice(0, config.sinkDevices)) sinkIdentities.push(await sinkGateway.authenticator.authenticate('Http', '', secret));
+  const sinkRun = async (duration) => {
+    const latencies = [];
+    let accepted = 0;
+    let failed = 0;
+    const end = Date.now() + duration * 1000;
+    await Promise.all(
+      sinkIdentities.map(async (identity) => {
+        while (Date.now() < end) {
+          clock += 1;
+          const started = performance.now();
+          const result = await sinkGateway.sink.submit(identity, [{ recordedAt: new Date(clock).toISOString(), temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }]);
+          latencies.push(performance.now() - started);
+          if (result.kind === 'committed') accepted += result.outcome.accepted;
+          else failed += 1;
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+    return { readingsPerSecond: Math.round(accepted / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
+  };
   const figures = (result, perRequest) => ({
     readingsPerSecond: Math.round((result['2xx'] * perRequest) / result.duration),
     p50: result.latency.p50,
@@ -96,15 +129,21 @@ try {
 
   if (config.warmup > 0) {
     await deviceRun(config.warmup);
+    await sinkRun(config.warmup);
     await apiRun(config.warmup);
   }
   for (let run = 1; run <= config.runs; run++) {
     const loadBefore = loadavg()[0];
     const device = figures(await deviceRun(config.duration), 1);
+    const sink = await sinkRun(config.duration);
     const reference = figures(await apiRun(config.duration), config.apiBatch);
-    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, api: reference });
-    print(`run ${run}: device ${device.readingsPerSecond}/s (p99 ${device.p99} ms), API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`);
+    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, sink, api: reference });
+    print(
+      `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), sink ${sink.readingsPerSecond}/s (p99 ${sink.p99} ms), ` +
+        `API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`,
+    );
   }
+  await sinkGateway.stop();
   const med = (pick) => median(results.runs.map(pick));
   const device = med((r) => r.device.readingsPerSecond);
   const reference = med((r) => r.api.readingsPerSecond);
@@ -113,13 +152,15 @@ try {
     table(
       ['scenario', 'readings/s', 'p50 ms', 'p99 ms', 'non-2xx'],
       [
-        [`device gateway, ${config.deviceConnections} devices, 1 reading per message`, device, med((r) => r.device.p50), med((r) => r.device.p99), med((r) => r.device.non2xx)],
+        [`device gateway over HTTP, ${config.deviceConnections} devices, 1 reading per message`, device, med((r) => r.device.p50), med((r) => r.device.p99), med((r) => r.device.non2xx)],
+        [`its sink alone, ${config.sinkDevices} devices, 1 reading per submit`, med((r) => r.sink.readingsPerSecond), med((r) => r.sink.p50), med((r) => r.sink.p99), med((r) => r.sink.non2xx)],
         [`JSON API, ${config.apiBatch} per batch, ${config.apiInFlight} in flight`, reference, med((r) => r.api.p50), med((r) => r.api.p99), med((r) => r.api.non2xx)],
       ],
     ),
   );
-  print(`device gateway / API: ${(device / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`);
-  results.summary = { device, api: reference, ratio: device / Math.max(1, reference) };
+  const sink = med((r) => r.sink.readingsPerSecond);
+  print(`device gateway over HTTP / API: ${(device / Math.max(1, reference)).toFixed(2)}x; sink / API: ${(sink / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`);
+  results.summary = { device, sink, api: reference, ratio: device / Math.max(1, reference), sinkRatio: sink / Math.max(1, reference) };
   writeResults('device-gateway', results);
 } finally {
   await stack.close();

@@ -39,6 +39,8 @@ export const deviceGatewayConfigSchema = {
   DEVICE_BATCH_MAX_WAIT_MS: env.int({ default: 20, min: 0, max: 10000 }),
   /** ... or this many readings, whichever comes first. */
   DEVICE_BATCH_MAX_READINGS: env.int({ default: 1000, min: 1, max: 5000 }),
+  /** DMS calls of one replica in flight at once; while they are out, readings gather into the next batch. */
+  DEVICE_BATCH_MAX_IN_FLIGHT: env.int({ default: 4, min: 1, max: 64 }),
   /** Messages per device (an HTTP request, an MQTT publish, a Teltonika packet), per replica. */
   DEVICE_RATE_LIMIT: rateLimitSetting({ default: '10/1s burst 100' }),
   /** Failed authentications per client address, per replica (IMEI or secret guessing); then refused until the budget allows. */

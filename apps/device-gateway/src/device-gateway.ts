@@ -61,6 +61,7 @@ export async function startDeviceGateway(
     logger,
     maxWaitMs: config.DEVICE_BATCH_MAX_WAIT_MS,
     maxReadings: config.DEVICE_BATCH_MAX_READINGS,
+    maxInFlight: config.DEVICE_BATCH_MAX_IN_FLIGHT,
     rpcTimeoutMs: config.DEVICE_RPC_TIMEOUT_MS,
   });
   const context: ListenerContext = {

@@ -20,6 +20,8 @@ export interface DmsSinkOptions {
   logger: Logger;
   maxWaitMs: number;
   maxReadings: number;
+  /** DMS calls in flight at once; beyond, readings gather into larger batches until one returns. */
+  maxInFlight: number;
   rpcTimeoutMs: number;
 }
 
@@ -38,7 +40,10 @@ interface Pending {
  * `DeviceSink` over the DMS. A submit is judged at once by the same code as `POST /readings`
  * (`judgeDeviceEntries`), charged to the device's message limit, then gathered with other devices'
  * submits into one `dms.readings.ingest-from-devices` call: at most `maxWaitMs` after the first of a
- * batch, or as soon as it holds `maxReadings`. Each tenant of the batch is charged its readings in the
+ * batch, or as soon as it holds `maxReadings`; while `maxInFlight` calls are out, readings keep gathering
+ * and go in the next call as soon as one returns (a busy DMS gets fewer, larger transactions instead of
+ * a queue of small ones: measured with `npm run bench:device-gateway`, about half the throughput without
+ * it on a loaded 2-core machine). Each tenant of the batch is charged its readings in the
  * shared Redis bucket first (one call per tenant per batch); a tenant over its limit has its submits
  * answered `limited`, and nothing of them is sent. A submit resolves only once the DMS answered for its
  * batch: `committed` after the commit, `unavailable` when the outcome is unknown (the device resends, and
@@ -77,27 +82,40 @@ export class DmsSink implements DeviceSink {
   /** Stops taking submits (they answer `unavailable`), sends what is gathered, and waits for every batch in flight. */
   async drain(): Promise<void> {
     this.draining = true;
-    this.flush();
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.queue.length > 0 || this.inFlight.size > 0) {
+      this.flush();
+      await Promise.allSettled([...this.inFlight]);
+    }
   }
 
   private enqueue(pending: Pending): void {
-    if (this.queue.length > 0 && this.queuedReadings + pending.entries.length > this.options.maxReadings) this.flush();
     this.queue.push(pending);
     this.queuedReadings += pending.entries.length;
     if (this.queuedReadings >= this.options.maxReadings) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs);
   }
 
+  /** Sends gathered submits, at most `maxReadings` per call, while fewer than `maxInFlight` calls are out. */
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.queuedReadings = 0;
-    const sent = this.send(batch).finally(() => this.inFlight.delete(sent));
-    this.inFlight.add(sent);
+    while (this.queue.length > 0 && this.inFlight.size < this.options.maxInFlight) {
+      let count = 0;
+      let taken = 0;
+      // At least one submit; no more than `maxReadings` readings otherwise.
+      while (taken < this.queue.length && (taken === 0 || count + (this.queue[taken]?.entries.length ?? 0) <= this.options.maxReadings)) {
+        count += this.queue[taken]?.entries.length ?? 0;
+        taken += 1;
+      }
+      const batch = this.queue.splice(0, taken);
+      this.queuedReadings -= count;
+      const sent = this.send(batch).finally(() => {
+        this.inFlight.delete(sent);
+        // What gathered while this call was out goes now.
+        if (this.queue.length > 0) this.flush();
+      });
+      this.inFlight.add(sent);
+    }
   }
 
   private async send(batch: Pending[]): Promise<void> {
