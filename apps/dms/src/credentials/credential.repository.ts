@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { type AccountScope, type CredentialProtocol, DeviceStatus, type PageRequest } from '@tracking/contracts';
+import type { AccountScope, CredentialProtocol, PageRequest } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, type KeysetPage, keysetPage, lockInsertOrder } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
+import { DeviceRepository } from '../devices/device.repository.js';
 import { CredentialEntity } from './credential.entity.js';
 
 /** The device a credential change acts on, as the change's transaction sees it (key-share locked). */
@@ -26,6 +27,7 @@ export class CredentialRepository {
   constructor(
     @InjectRepository(CredentialEntity) private readonly credentials: Repository<CredentialEntity>,
     private readonly cursors: CursorCodec,
+    private readonly devices: DeviceRepository,
   ) {}
 
   /**
@@ -41,12 +43,7 @@ export class CredentialRepository {
   ): Promise<T> {
     return this.credentials.manager.transaction(async (manager) => {
       await lockInsertOrder(manager, `credentials:${deviceId}`);
-      const rows: { id: string; status: string }[] = await manager.query(
-        'SELECT id, status FROM devices WHERE id = $1 AND account_id = $2 AND tenant_id = $3 FOR KEY SHARE',
-        [deviceId, scope.accountId, scope.tenantId],
-      );
-      const row = rows[0];
-      return work(row ? { id: row.id, retired: row.status === DeviceStatus.Retired } : null, manager);
+      return work(await this.devices.lockForCredentials(manager, scope, deviceId), manager);
     });
   }
 
@@ -96,14 +93,9 @@ export class CredentialRepository {
    * holds an identifier), or, with `digest`, the one credential of `protocol` with that secret digest.
    */
   async findLive(protocol: CredentialProtocol, by: { identifier: string } | { digest: Buffer }): Promise<LiveCredential[]> {
-    const [column, value] = 'digest' in by ? ['secret_digest', by.digest] : ['identifier', by.identifier];
-    const rows: { id: string; device_id: string; tenant_id: string; account_id: string; identifier: string; secret_digest: Buffer | null }[] =
-      await this.credentials.query(
-        `SELECT c.id, c.device_id, c.tenant_id, c.account_id, c.identifier, c.secret_digest
-           FROM device_credentials c JOIN devices d ON d.id = c.device_id
-          WHERE c.protocol = $1 AND c.${column} = $2 AND d.status <> $3`,
-        [protocol, value, DeviceStatus.Retired],
-      );
+    const rows = await this.devices.liveCredentials(
+      'digest' in by ? { protocol, column: 'secret_digest', value: by.digest } : { protocol, column: 'identifier', value: by.identifier },
+    );
     return rows.map((row) => ({
       id: row.id,
       deviceId: row.device_id,
@@ -136,11 +128,7 @@ export class CredentialRepository {
    */
   async liveAmong(ids: string[], manager?: EntityManager): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows: { id: string }[] = await (manager ?? this.credentials.manager).query(
-      `SELECT c.id FROM device_credentials c JOIN devices d ON d.id = c.device_id
-        WHERE c.id = ANY($1::uuid[]) AND d.status <> $2`,
-      [ids, DeviceStatus.Retired],
-    );
+    const rows = await this.devices.liveCredentials({ ids }, manager);
     return new Set(rows.map((row) => row.id));
   }
 }
