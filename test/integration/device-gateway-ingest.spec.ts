@@ -133,6 +133,37 @@ describe('device gateway: authenticator and sink', () => {
     expect(await stored(device.id)).toHaveLength(1);
   });
 
+  it('on SIGTERM answers the request it holds once its batch is committed, refuses new connections, and exits 0', async () => {
+    const device = (await createDevice(stack, tenant)).device;
+    const created = (await stack.request('POST', `${devicesPath(tenant)}/${device.id}/credentials`, { token: tenant.token, body: { protocol: 'Http' } })).body;
+    // A batch waits 3 s for company: the signal comes while the request is held.
+    const child = await spawnService(stack, 'device-gateway', {
+      DEVICE_HTTP_PORT: '0',
+      DEVICE_MQTT_PORT: '0',
+      DEVICE_MQTTS_PORT: '0',
+      DEVICE_TELTONIKA_PORT: '0',
+      DEVICE_BATCH_MAX_WAIT_MS: '3000',
+    });
+    const ready = child.lines().find((line) => line.includes('device gateway is listening'))!;
+    const http = (JSON.parse(ready) as { listeners: { name: string; addresses: string[] }[] }).listeners.find((l) => l.name === 'http')!.addresses[0]!;
+    const held = fetch(`${http}/v1/readings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ readings: [{ recordedAt: ago(1), temperatureC: 2 }] }),
+    });
+    // Authenticated: its readings are in the sink's batch from then on.
+    await waitUntil(
+      async () => (await fetch(`${child.opsUrl}/metrics`).then((r) => r.text())).includes('subject="dms.credentials.authenticate",outcome="ok"'),
+      'the request is authenticated and held',
+    );
+    const exited = child.terminate();
+    const answer = await held;
+    expect([answer.status, await answer.json()]).toEqual([200, { accepted: 1, duplicates: 0, rejected: [] }]);
+    expect(await exited).toBe(0);
+    await expect(fetch(`${http}/v1/readings`, { method: 'POST' })).rejects.toThrow();
+    expect(await stored(device.id)).toHaveLength(1);
+  });
+
   it('killed between the DMS commit and the acknowledgement: the device got no answer, and its resend is a duplicate, not a loss', async () => {
     const device = (await createDevice(stack, tenant)).device;
     const created = (await stack.request('POST', `${devicesPath(tenant)}/${device.id}/credentials`, { token: tenant.token, body: { protocol: 'Http' } })).body;

@@ -25,7 +25,11 @@ const SECRET_PATH = /^\/t\/([^/]+)\/?$/;
  */
 export function httpListener(context: ListenerContext): DeviceListener {
   const { config, metrics, connections, logger } = context;
+  /** Requests not yet answered: `close` lets them finish (their submits resolved by the sink's drain). */
+  let active = 0;
   const handler = (request: IncomingMessage, response: ServerResponse) => {
+    active += 1;
+    response.once('close', () => (active -= 1));
     handle(context, request, response).catch((error: unknown) => {
       const id = randomUUID();
       logger.error({ err: error, errorId: id, path: redactedPath(request.url) }, 'device HTTP request failed');
@@ -81,6 +85,9 @@ export function httpListener(context: ListenerContext): DeviceListener {
       server.closeIdleConnections();
     },
     async close() {
+      // The sink has answered every submit by now; give their responses a moment to be written.
+      const deadline = Date.now() + 5000;
+      while (active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       for (const socket of sockets) socket.destroy();
     },
   };
