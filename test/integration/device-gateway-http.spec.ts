@@ -73,6 +73,8 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
       expect(first.body).toEqual({
         accepted: 2,
         duplicates: 0,
+        // The device is on no shipment: accepted, stored, and reaching no shipment.
+        unassigned: 2,
         rejected: [
           { index: 1, error: expect.objectContaining({ code: 'InvalidParameter', details: { field: 'readings.1.temperatureC', issue: 'OutOfRange' } }) },
           { index: 3, error: expect.objectContaining({ code: 'InvalidParameter', details: { field: 'readings.3.deviceId', issue: 'UnknownField' } }) },
@@ -84,7 +86,7 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
         [readings[2]!.recordedAt, null, 40],
       ]);
       const again = await send('POST', '/v1/readings', { secret: t.secret, body: { readings: [readings[0], readings[2]] } });
-      expect(again.body).toEqual({ accepted: 0, duplicates: 2, rejected: [] });
+      expect(again.body).toEqual({ accepted: 0, duplicates: 2, unassigned: 0, rejected: [] });
       const conflicting = await send('POST', '/v1/readings', { secret: t.secret, body: { readings: [{ ...readings[0], temperatureC: 5 }] } });
       expect(conflicting.body.rejected[0].error.details).toEqual({ field: 'readings.0.recordedAt', issue: 'ConflictingReading' });
       expect(await readingsOf(t.deviceId)).toHaveLength(2);
@@ -328,7 +330,7 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
         request.once('error', reject);
         request.end(body);
       });
-      expect(answer).toEqual({ status: 200, text: JSON.stringify({ accepted: 1, duplicates: 0, rejected: [] }) });
+      expect(answer).toEqual({ status: 200, text: JSON.stringify({ accepted: 1, duplicates: 0, unassigned: 1, rejected: [] }) });
       // Plain HTTP on the TLS port gets no answer.
       await expect(fetch(address.replace('https:', 'http:') + '/v1/readings', { method: 'POST', body })).rejects.toThrow();
     } finally {

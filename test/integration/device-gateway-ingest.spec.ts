@@ -64,10 +64,10 @@ describe('device gateway: authenticator and sink', () => {
       ),
     );
     expect(await dmsCalls()).toBe(before + 1);
-    expect(results.slice(0, 4)).toEqual(ids.slice(0, 4).map(() => ({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, rejected: [] } })));
+    expect(results.slice(0, 4)).toEqual(ids.slice(0, 4).map(() => ({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, unassigned: 1, rejected: [] } })));
     expect(results[4]).toEqual({
       kind: 'committed',
-      outcome: { accepted: 1, duplicates: 0, rejected: [{ index: 1, error: expect.objectContaining({ details: { field: 'readings.1.temperatureC', issue: 'OutOfRange' } }) }] },
+      outcome: { accepted: 1, duplicates: 0, unassigned: 1, rejected: [{ index: 1, error: expect.objectContaining({ details: { field: 'readings.1.temperatureC', issue: 'OutOfRange' } }) }] },
     });
     for (const [i, id] of ids.entries()) expect(await stored(id.deviceId, i === 2 || i === 3 ? other : tenant)).toHaveLength(1);
   });
@@ -158,7 +158,7 @@ describe('device gateway: authenticator and sink', () => {
     );
     const exited = child.terminate();
     const answer = await held;
-    expect([answer.status, await answer.json()]).toEqual([200, { accepted: 1, duplicates: 0, rejected: [] }]);
+    expect([answer.status, await answer.json()]).toEqual([200, { accepted: 1, duplicates: 0, unassigned: 1, rejected: [] }]);
     expect(await exited).toBe(0);
     await expect(fetch(`${http}/v1/readings`, { method: 'POST' })).rejects.toThrow();
     expect(await stored(device.id)).toHaveLength(1);
@@ -188,7 +188,7 @@ describe('device gateway: authenticator and sink', () => {
 
     // The device resends to another replica: stored once.
     const resend = await send(devices.address('http'));
-    expect([resend.status, await resend.json()]).toEqual([200, { accepted: 0, duplicates: 1, rejected: [] }]);
+    expect([resend.status, await resend.json()]).toEqual([200, { accepted: 0, duplicates: 1, unassigned: 0, rejected: [] }]);
     expect(await stored(device.id)).toHaveLength(1);
   });
 });

@@ -48,7 +48,7 @@ describe('device gateway through a NATS restart', { timeout: 90000 }, () => {
     await nats.start();
     let after: Response | undefined;
     await waitUntil(async () => (after = await post(20)).status === 200, 'the device gateway stores again', 30000);
-    expect(await after!.json()).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    expect(await after!.json()).toEqual({ accepted: 1, duplicates: 0, unassigned: 1, rejected: [] });
     const stored = await stack.request('GET', `${devicesPath(tenant)}/${device.id}/readings`, { token: tenant.token });
     expect(stored.body.readings).toHaveLength(2);
 
