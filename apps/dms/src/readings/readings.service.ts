@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ErrorCode,
   type IngestEntry,
@@ -16,12 +16,14 @@ import {
   type ShipmentReadingsRequest,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
+import { type OutboxMessage, readingsPartitionOf, writeOutbox } from '@tracking/outbox';
 import { validate as isUuid } from 'uuid';
 import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
 import { type AssignmentPeriod, ReadingRepository, type ReadingRow, publishedReadingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
+import type { DmsConfig } from '../config.js';
+import { DMS_CONFIG } from '../tokens.js';
 
 /** How far ahead of the DMS's clock a device's clock may be. */
 export const MAX_FUTURE_MS = 5 * 60_000;
@@ -40,6 +42,7 @@ export class ReadingsService {
     private readonly readings: ReadingRepository,
     private readonly devices: DeviceRepository,
     private readonly partitions: ReadingPartitions,
+    @Inject(DMS_CONFIG) private readonly config: DmsConfig,
   ) {}
 
   async ingest(request: IngestReadingsRequest): Promise<IngestResult> {
@@ -112,7 +115,7 @@ export class ReadingsService {
       await this.devices.moveLastKnown(manager, lastKnown(accepted));
       // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
       const periods = accepted.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(accepted.map((row) => row.deviceId))], ...timeRange(accepted));
-      await writeOutbox(manager, publications(request, accepted, periods, receivedAt));
+      await writeOutbox(manager, publications(request, accepted, periods, receivedAt, this.config.READINGS_PARTITIONS));
       return { accepted: accepted.length, duplicates };
     });
     rejected.sort((a, b) => a.index - b.index);
@@ -230,13 +233,15 @@ function sameValues(a: (number | null)[] | undefined, b: (number | null)[]): boo
 export const MAX_PUBLICATION_BYTES = 512 * 1024;
 
 /**
- * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
- * MAX_PUBLICATION_BYTES), its readings grouped by device and by the shipment the device was on when it
- * recorded them (null: none), each group in recordedAt order. One message per chunk rather than per
- * device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
- * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
+ * The outbox messages of a chunk's stored readings: one per partition of the readings stream that the
+ * chunk's shipments fall in (more when one outgrows MAX_PUBLICATION_BYTES), on that partition's subject
+ * (`readingsPartitionOf` of the shipment; readings recorded on no shipment go on `none`), its readings
+ * grouped by device and by the shipment the device was on when it recorded them, each group in
+ * recordedAt order. Per partition rather than per device: the relay's publish and every consumer's
+ * delivery and acknowledgement are per message, and per device they were about half of the DMS's CPU
+ * under ingest (docs/readings.md, "Publication").
  */
-function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date): OutboxMessage[] {
+function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods: AssignmentPeriod[], receivedAt: Date, partitionCount: number): OutboxMessage[] {
   const periodsOf = new Map<string, AssignmentPeriod[]>();
   for (const period of periods) {
     const list = periodsOf.get(period.deviceId);
@@ -251,37 +256,46 @@ function publications(scope: IngestReadingsRequest, rows: ReadingRow[], periods:
     if (group) group.rows.push(row);
     else groups.set(key, { deviceId: row.deviceId, shipmentId, rows: [row] });
   }
-  const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
+  const byPartition = new Map<number | 'none', { deviceId: string; shipmentId: string | null; rows: ReadingRow[] }[]>();
+  for (const group of groups.values()) {
+    const partition = group.shipmentId === null ? 'none' : readingsPartitionOf(group.shipmentId, partitionCount);
+    const list = byPartition.get(partition);
+    if (list) list.push(group);
+    else byPartition.set(partition, [group]);
+  }
   const head =
     `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},` +
     `"receivedAt":"${receivedAt.toISOString()}","devices":[`;
-  const payloads: string[] = [];
-  let done: string[] = [];
-  let size = 0;
-  for (const { deviceId, shipmentId, rows: list } of groups.values()) {
-    list.sort((a, b) => a.recordedAt - b.recordedAt);
-    const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
-    let parts: string[] = [];
-    const close = () => {
-      if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
-      parts = [];
-    };
-    for (const row of list) {
-      const json = publishedReadingJson(row);
-      if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
-        close();
-        payloads.push(`${head}${done.join(',')}]}`);
-        done = [];
-        size = 0;
+  const messages: { subject: string; payload: string }[] = [];
+  for (const [partition, partitionGroups] of byPartition) {
+    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, partition);
+    let done: string[] = [];
+    let size = 0;
+    for (const { deviceId, shipmentId, rows: list } of partitionGroups) {
+      list.sort((a, b) => a.recordedAt - b.recordedAt);
+      const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
+      let parts: string[] = [];
+      const close = () => {
+        if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
+        parts = [];
+      };
+      for (const row of list) {
+        const json = publishedReadingJson(row);
+        if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
+          close();
+          messages.push({ subject, payload: `${head}${done.join(',')}]}` });
+          done = [];
+          size = 0;
+        }
+        parts.push(json);
+        size += json.length + 1;
       }
-      parts.push(json);
-      size += json.length + 1;
+      close();
     }
-    close();
+    if (done.length > 0) messages.push({ subject, payload: `${head}${done.join(',')}]}` });
   }
-  if (done.length > 0) payloads.push(`${head}${done.join(',')}]}`);
-  const ids = uuidV7s(payloads.length);
-  return payloads.map((payload, index) => ({ id: ids[index] ?? '', subject, payload }));
+  const ids = uuidV7s(messages.length);
+  return messages.map((message, index) => ({ id: ids[index] ?? '', ...message }));
 }
 
 /** The shipment a device was on at `at`, from its periods (half-open), or null. */

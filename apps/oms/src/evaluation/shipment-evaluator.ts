@@ -17,6 +17,7 @@ import {
   signalLossDue,
   withoutPending,
 } from '@tracking/geofence';
+import type { Lease } from '@tracking/outbox';
 import { LRUCache } from 'lru-cache';
 import type { EvaluationRecord } from './evaluation-record.repository.js';
 import { EvaluationStore, type ShipmentOutcomes } from './evaluation-store.js';
@@ -64,13 +65,15 @@ export class ShipmentEvaluator {
 
   /**
    * Evaluates several shipments in one transaction (one commit for them all: the evaluation's cost is
-   * mostly round trips and commits). `placesOf` gives an account's places when the caller has them (a
-   * batch of many shipments of one account looks them up once). All or nothing: a failure leaves every
-   * shipment of the call as it was.
+   * mostly round trips and commits), all of one partition of the readings stream, whose `lease` this
+   * process holds (checked in the transaction: `EvaluationStore.forEvaluations`). `placesOf` gives an
+   * account's places when the caller has them (a batch of many shipments of one account looks them up
+   * once). All or nothing: a failure leaves every shipment of the call as it was.
    */
   async evaluateMany(
     items: readonly (ShipmentScope & { readings: readonly GeofenceReading[] })[],
-    now = Date.now(),
+    lease: Lease,
+    now: number,
     placesOf: (account: AccountScope) => Promise<PlaceIndex> = (account) => this.places.forAccount(account),
   ): Promise<void> {
     const readingsOf = new Map(items.map((item) => [item.shipmentId.toLowerCase(), item.readings]));
@@ -83,7 +86,7 @@ export class ShipmentEvaluator {
       if (!places.has(key)) places.set(key, await placesOf(item));
     }
     try {
-      await this.store.forEvaluations(items, async (evaluations) => {
+      await this.store.forEvaluations(items, lease, async (evaluations) => {
         for (const { outcomes, record, closing } of evaluations) {
           const shipment = outcomes.shipment;
           const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
