@@ -152,11 +152,13 @@ export class LeaseGroup {
       );
       const live = members.map((row) => row.member);
       if (!live.includes(this.member)) live.push(this.member);
+      const wanted: string[] = [];
       for (const name of names) {
         const mine = assignee(name, live) === this.member;
-        if (mine && !this.held.has(name) && !this.stopped) await this.acquire(name);
+        if (mine && !this.held.has(name)) wanted.push(name);
         else if (!mine && this.held.has(name)) this.letGo(name);
       }
+      if (wanted.length > 0 && !this.stopped) await this.acquire(wanted);
       if (this.failing) this.options.logger.info({ group, holding: this.held.size }, 'leases: PostgreSQL answers again');
       this.failing = false;
     } catch (error) {
@@ -169,37 +171,40 @@ export class LeaseGroup {
   }
 
   /**
-   * Takes the lease if it is free, lapsed or already this member's, at a new epoch. The row is locked
-   * `FOR UPDATE` first, which waits for the former holder's fenced transactions in progress (bounded by
-   * `lock_timeout`: the heartbeat must go on; the next one tries again).
+   * Takes those of the leases that are free, lapsed or already this member's, at a new epoch each, in one
+   * transaction. A lease whose row is locked is left for the next heartbeat (`SKIP LOCKED`): above all
+   * one that the former holder's fenced transactions in progress hold `FOR KEY SHARE`, so that the new
+   * epoch starts only after they commit or roll back.
    */
-  private async acquire(name: string): Promise<void> {
+  private async acquire(names: string[]): Promise<void> {
+    const sent = Date.now();
     const client = await this.pool.connect();
-    let epoch: number | undefined;
+    let taken: { name: string; epoch: string }[] = [];
     try {
       await client.query('BEGIN');
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(100, Math.floor(this.heartbeatMs / 2))}`);
-      await client.query('INSERT INTO leases (name, lease_group) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, this.options.group]);
-      const { rows } = await client.query<{ free: boolean }>(
-        'SELECT (owner IS NULL OR owner = $2 OR expires_at <= clock_timestamp()) AS free FROM leases WHERE name = $1 FOR UPDATE',
-        [name, this.member],
+      await client.query('INSERT INTO leases (name, lease_group) SELECT unnest($1::text[]), $2 ORDER BY 1 ON CONFLICT (name) DO NOTHING', [names, this.options.group]);
+      const { rows: free } = await client.query<{ name: string }>(
+        `SELECT name FROM leases WHERE name = ANY($1::text[]) AND (owner IS NULL OR owner = $2 OR expires_at <= clock_timestamp())
+          ORDER BY name FOR UPDATE SKIP LOCKED`,
+        [names, this.member],
       );
-      if (rows[0]?.free) {
-        const updated = await client.query<{ epoch: string }>(
-          `UPDATE leases SET owner = $2, epoch = epoch + 1, expires_at = now() + make_interval(secs => $3) WHERE name = $1 RETURNING epoch`,
-          [name, this.member, this.ttlMs / 1000],
-        );
-        epoch = Number(updated.rows[0]?.epoch);
+      if (free.length > 0) {
+        ({ rows: taken } = await client.query<{ name: string; epoch: string }>(
+          `UPDATE leases SET owner = $2, epoch = epoch + 1, expires_at = now() + make_interval(secs => $3) WHERE name = ANY($1::text[]) RETURNING name, epoch`,
+          [free.map((row) => row.name), this.member, this.ttlMs / 1000],
+        ));
       }
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
-      if ((error as { code?: string }).code !== '55P03') throw error;
-      return; // lock_timeout: the former holder is still committing; next heartbeat
+      throw error;
     } finally {
       client.release();
     }
-    if (epoch === undefined) return;
+    for (const row of taken) this.begin(row.name, Number(row.epoch), sent + this.ttlMs);
+  }
+
+  private begin(name: string, epoch: number, validUntil: number): void {
     const lease = this.fence(name, epoch);
     const work = Promise.resolve()
       .then(() => this.options.take(lease))
@@ -208,7 +213,7 @@ export class LeaseGroup {
         this.letGo(name);
         return undefined;
       });
-    this.held.set(name, { lease, work, validUntil: Date.now() + this.ttlMs });
+    this.held.set(name, { lease, work, validUntil });
     this.options.logger.info({ lease: name, epoch, member: this.member }, 'lease taken');
   }
 
