@@ -1,5 +1,6 @@
 import { createLogger } from '@tracking/core';
-import { assignee, type Lease, LeaseGroup, LeaseLost, type Queryable } from '@tracking/outbox';
+import { randomUUID } from 'node:crypto';
+import { assignee, type Lease, LeaseGroup, LeaseLost, partitionSql, type Queryable, readingsPartitionOf } from '@tracking/outbox';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
@@ -139,5 +140,14 @@ describe('leases', { timeout: 60000 }, () => {
     await eventually(() => works.length, (count) => count === 2, 'the lease taken again', 15000);
     expect(works[1]).toEqual({ name: 'outage:0', epoch: 2, stopped: false });
     expect(a.holding()).toEqual(['outage:0']);
+  });
+
+  it('computes a shipment\'s partition of the readings stream the same in JavaScript (publisher, consumer) and in SQL (the timers)', async () => {
+    const ids = Array.from({ length: 500 }, () => randomUUID());
+    const { rows } = await admin.query<{ id: string; partition: string }>(`SELECT id, ${partitionSql('id', '32')} AS partition FROM unnest($1::uuid[]) AS id`, [ids]);
+    expect(rows.map((row) => Number(row.partition))).toEqual(ids.map((id) => readingsPartitionOf(id, 32)));
+    expect(readingsPartitionOf(ids[0]!.toUpperCase(), 32)).toBe(readingsPartitionOf(ids[0]!, 32));
+    // Spread over every partition.
+    expect(new Set(rows.map((row) => row.partition)).size).toBe(32);
   });
 });

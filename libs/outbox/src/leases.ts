@@ -84,6 +84,8 @@ export class LeaseGroup {
   private failing = false;
   /** Works being stopped (a lease let go of or lost); `stop` waits for them. */
   private readonly stopping = new Set<Promise<void>>();
+  /** The leases whose work is being stopped here: not taken again until it has. */
+  private readonly stoppingNames = new Set<string>();
 
   constructor(private readonly options: LeaseGroupOptions) {
     this.ttlMs = options.ttlMs ?? 5000;
@@ -155,7 +157,8 @@ export class LeaseGroup {
       const wanted: string[] = [];
       for (const name of names) {
         const mine = assignee(name, live) === this.member;
-        if (mine && !this.held.has(name)) wanted.push(name);
+        // Not while this process still stops its former work of the lease (two at once would interleave).
+        if (mine && !this.held.has(name) && !this.stoppingNames.has(name)) wanted.push(name);
         else if (!mine && this.held.has(name)) this.letGo(name);
       }
       if (wanted.length > 0 && !this.stopped) await this.acquire(wanted);
@@ -229,6 +232,7 @@ export class LeaseGroup {
     if (!held) return;
     this.held.delete(name);
     this.track(
+      name,
       this.stopWork(held).then(async () => {
         await this.pool.query(`UPDATE leases SET owner = NULL, expires_at = '-infinity' WHERE name = $1 AND owner = $2 AND epoch = $3`, [
           name,
@@ -246,7 +250,7 @@ export class LeaseGroup {
     if (!held) return;
     this.held.delete(name);
     this.options.logger.warn({ lease: name, epoch: held.lease.epoch, why }, 'lease lost; its work stops');
-    this.track(this.stopWork(held));
+    this.track(name, this.stopWork(held));
   }
 
   private async stopWork(held: Held): Promise<void> {
@@ -254,10 +258,14 @@ export class LeaseGroup {
     await work?.stop();
   }
 
-  private track(stopping: Promise<void>): void {
-    const tracked = stopping.catch((error: unknown) => this.options.logger.warn({ err: error }, 'leases: stopping a lease\'s work failed'));
+  private track(name: string, stopping: Promise<void>): void {
+    const tracked = stopping.catch((error: unknown) => this.options.logger.warn({ err: error, lease: name }, 'leases: stopping a lease\'s work failed'));
     this.stopping.add(tracked);
-    void tracked.finally(() => this.stopping.delete(tracked));
+    this.stoppingNames.add(name);
+    void tracked.finally(() => {
+      this.stopping.delete(tracked);
+      this.stoppingNames.delete(name);
+    });
   }
 
   /** Leaves the group: stops every work, frees its leases and its membership (the others take over at once). */
