@@ -8,7 +8,11 @@ import { createPointOfInterest } from '../factories/point-of-interest.factory.js
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { eventually } from '../support/eventually.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectTestNats } from '../support/jetstream.js';
+import { OwnNatsServer } from '../support/nats-server.js';
 import { samplesOf, scrape } from '../support/ops-endpoints.js';
 import { killServices, type ServiceProcess, spawnService } from '../support/processes.js';
 import { TestStack } from '../support/stack.js';
@@ -171,5 +175,73 @@ describe('evaluation ownership: a worker killed mid-stream', { timeout: 240000 }
     // Each state restored at most once by the survivor (a restore takes in every stored reading from the
     // horizon on, so the redelivered ones come as repeats then: `evaluation_late_readings_total` counts them).
     expect(await counter(second, 'evaluation_restores_total')).toBeLessThanOrEqual(SHIPMENTS);
+  });
+});
+
+/**
+ * NATS restarted (a nats-server of the test's own, with JetStream on a directory that outlives it): the
+ * partitions' consumers subscribe again by themselves and the evaluation goes on; the leases, in
+ * PostgreSQL, are not touched (same holder, same epochs).
+ */
+describe('evaluation ownership: NATS restarted', { timeout: 120000 }, () => {
+  let nats: OwnNatsServer;
+  let store: string;
+  let stack: TestStack;
+  let tenant: TestTenant;
+  let oms: pg.Client;
+
+  beforeAll(async () => {
+    store = mkdtempSync(join(tmpdir(), 'tracking-nats-'));
+    nats = await OwnNatsServer.start({ args: ['-js', '-sd', store] });
+    stack = await TestStack.start({
+      workers: 1,
+      env: { NATS_URL: nats.url, NATS_RECONNECT_TIME_WAIT_MS: '200', EVALUATION_LATENESS_SECONDS: String(LATENESS_SECONDS), EVALUATION_DELAY_MS: '20' },
+    });
+    tenant = await createTenant(stack);
+    oms = new pg.Client({ connectionString: stack.env.OMS_DATABASE_URL });
+    await oms.connect();
+  });
+  afterAll(async () => {
+    await oms?.end();
+    await nats?.start();
+    await stack?.stop();
+    await nats?.stop();
+    rmSync(store, { recursive: true, force: true });
+  });
+
+  it('evaluates again after the restart, the leases untouched', async () => {
+    const base = `/v1/accounts/${tenant.accountIds[0]}`;
+    await createPointOfInterest(stack, tenant, { body: { location: centre, radiusMeters: RADIUS, dwellSeconds: 2 } });
+    const shipment = await createShipment(stack, tenant, { body: { conditions: { temperature: { maxC: 8 } } } });
+    const { set } = await createSet(stack, tenant, shipment.id);
+    const { device } = await createDevice(stack, tenant);
+    const t0 = (await assignDevice(stack, tenant, set, device.id)) + 1000;
+    const send = async (readings: { recordedAt: number }[]) => {
+      const body = { readings: readings.map(({ recordedAt, ...values }) => ({ deviceId: device.id, recordedAt: new Date(recordedAt).toISOString(), ...values })) };
+      return stack.request('POST', `${base}/readings`, { token: tenant.token, body });
+    };
+    const { before, buffered, after } = readingsOf(t0);
+    expect((await send(before)).status).toBe(200);
+    const watermark = async () => Number((await oms.query("SELECT state->>'watermark' AS w FROM shipment_evaluations WHERE shipment_id = $1", [shipment.id])).rows[0]?.w ?? 0);
+    await eventually(watermark, (w) => w >= t0 + 9000, 'the first readings evaluated');
+    const leases = async () => (await oms.query("SELECT name, owner, epoch FROM leases WHERE lease_group = 'evaluation' ORDER BY name")).rows;
+    const held = await leases();
+    expect(held).toHaveLength(32);
+
+    await nats.stop();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await nats.start();
+    // Ingest waits for the gateway's NATS connection to come back.
+    await eventually(async () => (await send(buffered)).status, (status) => status === 200, 'ingest after the restart', 30000);
+    expect((await send(after)).status).toBe(200);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    await eventually(
+      async () => (await stack.request('GET', `${base}/shipments/${shipment.id}/visits`, { token: tenant.token })).body.items,
+      (items: Record<string, unknown>[]) => items.length === 1 && items[0]!.departedAt === iso(t0 + 40000),
+      'the visit the readings after the restart decide',
+      30000,
+    );
+    expect((await stack.request('GET', `${base}/shipments/${shipment.id}`, { token: tenant.token })).body.excursions).toEqual({ temperatureSeconds: 60, humiditySeconds: 0 });
+    expect(await leases()).toEqual(held);
   });
 });

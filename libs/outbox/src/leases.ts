@@ -82,6 +82,7 @@ export class LeaseGroup {
   private ticking: Promise<void> | undefined;
   private stopped = false;
   private failing = false;
+  private beats = 0;
   /** Works being stopped (a lease let go of or lost); `stop` waits for them. */
   private readonly stopping = new Set<Promise<void>>();
   /** The leases whose work is being stopped here: not taken again until it has. */
@@ -147,6 +148,10 @@ export class LeaseGroup {
           if (renewed.get(name) === held.lease.epoch) held.validUntil = sent + this.ttlMs;
           else this.lose(name, 'taken over');
         }
+      }
+      // Members that died long ago (a live one renews every heartbeat): once a minute or so.
+      if (++this.beats % 60 === 1) {
+        await this.pool.query(`DELETE FROM lease_members WHERE lease_group = $1 AND expires_at < now() - interval '1 hour'`, [group]);
       }
       const { rows: members } = await this.pool.query<{ member: string }>(
         'SELECT member FROM lease_members WHERE lease_group = $1 AND expires_at > now()',
