@@ -236,7 +236,8 @@ describe('evaluation ownership: NATS restarted', { timeout: 120000 }, () => {
     expect((await send(after)).status).toBe(200);
     const iso = (ms: number) => new Date(ms).toISOString();
     await eventually(
-      async () => (await stack.request('GET', `${base}/shipments/${shipment.id}/visits`, { token: tenant.token })).body.items,
+      // Until the OMS's NATS connection is back, the read answers 503: no visits yet.
+      async () => ((await stack.request('GET', `${base}/shipments/${shipment.id}/visits`, { token: tenant.token })).body.items ?? []) as Record<string, unknown>[],
       (items: Record<string, unknown>[]) => items.length === 1 && items[0]!.departedAt === iso(t0 + 40000),
       'the visit the readings after the restart decide',
       30000,
