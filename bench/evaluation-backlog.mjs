@@ -140,11 +140,14 @@ async function main() {
   print(`Warm-up with both workers (${config.warmup} s)...`);
   await sleep(config.warmup * 1000);
   print(`Both workers stopped for ${config.backlogSeconds} s; ingest goes on...`);
+  stack.stopping = true;
   await Promise.all(WORKERS.map((name) => stopService(name)));
+  stack.stopping = false;
   const sentBefore = sent;
   await sleep(config.backlogSeconds * 1000);
   const queued = await backlog();
-  print(`  backlog: ${sent - sentBefore} readings sent meanwhile; ${queued.pending} messages undelivered`);
+  const backlogReadings = sent - sentBefore;
+  print(`  backlog: ${backlogReadings} readings sent meanwhile; ${queued.pending} messages undelivered`);
 
   const restarted = performance.now();
   for (const name of WORKERS) stack.spawnService(name, 'backlog');
@@ -169,13 +172,14 @@ async function main() {
   const restores = (await Promise.all(WORKERS.map(workerMetrics))).map((m) => m.restores);
   ingesting = false;
   await ingest;
+  results.backlogReadings = backlogReadings;
   results.caughtUpSeconds = caughtUp === null ? null : Math.round(caughtUp * 10) / 10;
   results.peakRssMb = Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, Math.round(v)]));
   results.restores = restores;
   results.loadAverage = loadavg().map((v) => Math.round(v * 100) / 100);
   results.samples = samples;
   print(table(['figure', 'value'], [
-    ['backlog (readings ingested while both workers were stopped)', sent - sentBefore],
+    ['backlog (readings ingested while both workers were stopped)', backlogReadings],
     ['caught up after the restart, s', results.caughtUpSeconds ?? `not within ${config.limitSeconds} s`],
     ['peak RSS per worker, MB', Object.values(results.peakRssMb).join(' / ')],
     ['state restores per worker', restores.join(' / ')],
@@ -188,11 +192,9 @@ async function main() {
 async function stopService(name) {
   const child = stack.children.get(name);
   if (!child) return;
-  stack.stopping = true;
   child.kill('SIGTERM');
   await child.exited;
   stack.children.delete(name);
-  stack.stopping = false;
 }
 
 let exitCode = 0;

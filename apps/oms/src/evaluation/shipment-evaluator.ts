@@ -85,8 +85,10 @@ export class ShipmentEvaluator {
       const key = `${item.tenantId}/${item.accountId}`;
       if (!places.has(key)) places.set(key, await placesOf(item));
     }
-    try {
-      await this.store.forEvaluations(items, lease, async (evaluations) => {
+    // A failure (a deadlock, the lease lost, the DMS away) rolls the chunk back and leaves the states in
+    // memory as they were: the engine never changes a state it is given, so each still matches its
+    // record's version, and the next try needs no restore.
+    await this.store.forEvaluations(items, lease, async (evaluations) => {
         for (const { outcomes, record, closing } of evaluations) {
           const shipment = outcomes.shipment;
           const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
@@ -100,10 +102,6 @@ export class ShipmentEvaluator {
           done.set(shipment.id, { version: record.version + 1, state });
         }
       });
-    } catch (error) {
-      for (const shipmentId of readingsOf.keys()) this.states.delete(shipmentId);
-      throw error;
-    }
     for (const shipmentId of readingsOf.keys()) {
       const evaluated = done.get(shipmentId);
       if (evaluated) this.states.set(shipmentId, evaluated);
