@@ -89,19 +89,19 @@ export class ShipmentEvaluator {
     // memory as they were: the engine never changes a state it is given, so each still matches its
     // record's version, and the next try needs no restore.
     await this.store.forEvaluations(items, lease, async (evaluations) => {
-        for (const { outcomes, record, closing } of evaluations) {
-          const shipment = outcomes.shipment;
-          const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
-          if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
-          const readings = readingsOf.get(shipment.id) ?? [];
-          if (closing) {
-            await this.evaluateClosed(outcomes, shipment, record, readings, now, index);
-            continue;
-          }
-          const state = await this.evaluateOne(outcomes, shipment, record, readings, now, index);
-          done.set(shipment.id, { version: record.version + 1, state });
+      for (const { outcomes, record, closing } of evaluations) {
+        const shipment = outcomes.shipment;
+        const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
+        if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
+        const readings = readingsOf.get(shipment.id) ?? [];
+        if (closing) {
+          await this.evaluateClosed(outcomes, shipment, record, readings, now, index);
+          continue;
         }
-      });
+        const state = await this.evaluateOne(outcomes, shipment, record, readings, now, index);
+        done.set(shipment.id, { version: record.version + 1, state });
+      }
+    });
     for (const shipmentId of readingsOf.keys()) {
       const evaluated = done.get(shipmentId);
       if (evaluated) this.states.set(shipmentId, evaluated);
