@@ -42,11 +42,10 @@ export class PartitionNotHeld extends Error {
  * batch tried again in place, and a new owner starting from the first unacknowledged message, so the
  * messages of a worker that died come first, not after the ack wait behind newer ones.
  *
- * A batch is grouped by shipment and waits until `EVALUATION_DELAY_MS` has passed since the oldest
- * receipt in it (the reorder buffer: what arrives meanwhile is evaluated together in the next batch);
- * its shipments are then evaluated in chunks of `EVALUATION_CHUNK` per transaction,
- * `EVALUATION_CONCURRENCY` chunks at a time over all partitions (p-limit), and its messages acknowledged
- * only then. The partition's timers (`EvaluationTimers`)
+ * A batch is grouped by shipment and waits until `EVALUATION_DELAY_MS` has passed since the newest
+ * receipt in it (the reorder buffer: a burst is evaluated at once); its shipments are then evaluated in
+ * chunks of `EVALUATION_CHUNK` per transaction, `EVALUATION_CONCURRENCY` chunks at a time over all
+ * partitions (p-limit), and its messages acknowledged only then. The partition's timers (`EvaluationTimers`)
  * take the same turn, so one partition is never evaluated twice at once here.
  */
 @Injectable()
@@ -128,18 +127,11 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
     };
   }
 
-  /**
-   * A batch of the partition, in stream order. It waits until `EVALUATION_DELAY_MS` has passed since the
-   * oldest receipt in it: the partition's next batch is taken only after this one, so what arrives
-   * meanwhile is evaluated together next (the reorder buffer), and no reading waits for the delay more
-   * than once. (Counting from the newest receipt, as when batches were evaluated side by side, made each
-   * reading wait for the previous batch's delay and its own: about twice the latency.)
-   */
   private async handle(partition: number, groups: ShipmentReadings[]): Promise<void> {
     const shipments = byShipment(groups);
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const shipment of shipments) for (const reading of shipment.readings) oldest = Math.min(oldest, Date.parse(reading.receivedAt as string));
-    if (Number.isFinite(oldest)) await this.wait(oldest + this.config.EVALUATION_DELAY_MS - Date.now());
+    let newest = 0;
+    for (const shipment of shipments) for (const reading of shipment.readings) newest = Math.max(newest, Date.parse(reading.receivedAt as string));
+    await this.wait(newest + this.config.EVALUATION_DELAY_MS - Date.now());
     await this.evaluate(partition, shipments);
   }
 
