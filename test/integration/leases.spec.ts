@@ -130,7 +130,7 @@ describe('leases', { timeout: 60000 }, () => {
     const outside = await connect(database.url.replace(/\/[^/?]+(\?|$)/, '/postgres$1'));
     try {
       await outside.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
-      await outside.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'leases:%'", [name]);
+      await outside.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'leases'", [name]);
       await eventually(() => works[0]!.stopped, (stopped) => stopped, 'the work stopped once the lease lapsed', 10000);
       expect(a.holding()).toEqual([]);
     } finally {

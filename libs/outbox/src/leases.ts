@@ -59,8 +59,8 @@ interface Held {
  * "One runner at a time", for a fixed set of leases shared by a group of processes (docs/leases.md):
  * rows in PostgreSQL (`leases`, `lease_members`) with an epoch per lease for fencing.
  *
- * Each member renews its membership and its leases every `heartbeatMs` (one connection of its own, so
- * that a busy pool never delays a renewal), reads the live members (renewed within `ttlMs`) and gives
+ * Each member renews its membership and its leases every `heartbeatMs` (on the process's lease pool, apart
+ * from the service's, so that a busy pool never delays a renewal), reads the live members (renewed within `ttlMs`) and gives
  * each lease to one of them by rendezvous hashing (the member with the highest hash of member and lease
  * name), the same answer on every member that sees the same members. It lets go of the leases assigned
  * elsewhere (its work stopped first) and takes the ones assigned to it once they are free or lapsed. A
@@ -91,14 +91,7 @@ export class LeaseGroup {
   constructor(private readonly options: LeaseGroupOptions) {
     this.ttlMs = options.ttlMs ?? 5000;
     this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: 1,
-      application_name: `leases:${options.group}`,
-      connectionTimeoutMillis: this.ttlMs,
-      query_timeout: this.ttlMs,
-    });
-    this.pool.on('error', () => undefined);
+    this.pool = sharedPool(options.databaseUrl, this.ttlMs);
   }
 
   /** Joins the group; resolves after the first heartbeat (a lone member then holds every lease that was free). */
@@ -284,8 +277,34 @@ export class LeaseGroup {
     await this.pool
       .query('DELETE FROM lease_members WHERE lease_group = $1 AND member = $2', [this.options.group, this.member])
       .catch(() => undefined);
-    await this.pool.end().catch(() => undefined);
+    await releasePool(this.options.databaseUrl);
   }
+}
+
+/**
+ * The leases' connections of a process, per database: one pool of two shared by its groups (a process
+ * runs up to three), so that leases cost a process two connections however many groups it joins. Their
+ * statements are short (no lock waits: `SKIP LOCKED`), so groups never hold each other up for long.
+ */
+const pools = new Map<string, { pool: pg.Pool; users: number }>();
+
+function sharedPool(databaseUrl: string, ttlMs: number): pg.Pool {
+  let shared = pools.get(databaseUrl);
+  if (!shared) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'leases', connectionTimeoutMillis: ttlMs, query_timeout: ttlMs });
+    pool.on('error', () => undefined);
+    shared = { pool, users: 0 };
+    pools.set(databaseUrl, shared);
+  }
+  shared.users++;
+  return shared.pool;
+}
+
+async function releasePool(databaseUrl: string): Promise<void> {
+  const shared = pools.get(databaseUrl);
+  if (!shared || --shared.users > 0) return;
+  pools.delete(databaseUrl);
+  await shared.pool.end().catch(() => undefined);
 }
 
 /**
