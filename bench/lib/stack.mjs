@@ -19,11 +19,13 @@ const ENTRIES = {
   dms: 'apps/dms/dist/main.js',
   worker: 'apps/oms/dist/worker.js',
   'device-gateway': 'apps/device-gateway/dist/main.js',
+  // A second worker (bench:evaluation with BENCH_EVAL_WORKERS=2): the evaluation's partitions are shared.
+  worker2: 'apps/oms/dist/worker.js',
 };
 const ADMIN_CLI = 'apps/gateway/dist/cli/admin.js';
 const PROFILER_PRELOAD = pathToFileURL(join(root, 'bench', 'lib', 'profiler-preload.mjs')).href;
 /** Until every process serves /health/ready on OPS_PORT (issue 7), the worker says it is ready in its log. */
-const READY_LOG_LINE = { worker: /"msg":"worker is consuming/ };
+const READY_LOG_LINE = { worker: /"msg":"worker started"/, worker2: /"msg":"worker started"/ };
 const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS', 'RATE_LIMIT_READINGS', 'DEVICE_RATE_LIMIT'];
 const UNLIMITED = '1000000/1s burst 1000000';
 const READY_TIMEOUT_MS = 120000;
@@ -122,7 +124,7 @@ export class BenchStack {
   /** Ports and prefixes are chosen once, so a restarted stack keeps its address and its NATS/Redis names. */
   async prepare() {
     this.ports.http = await freePort();
-    for (const name of ['gateway', 'oms', 'dms', 'worker', 'device-gateway']) this.ports[name] = await freePort();
+    for (const name of ['gateway', 'oms', 'dms', 'worker', 'worker2', 'device-gateway']) this.ports[name] = await freePort();
     this.ports.deviceHttp = await freePort();
     const databases = databaseNames(this.config);
     this.env = {

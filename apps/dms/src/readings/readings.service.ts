@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type AccountScope,
   type DeviceSubmissionOutcome,
@@ -20,7 +20,7 @@ import {
   type ShipmentReadingsRequest,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
+import { type OutboxMessage, readingsPartitionOf, writeOutbox } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { validate as isUuid } from 'uuid';
 import { CredentialRepository } from '../credentials/credential.repository.js';
@@ -28,6 +28,8 @@ import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/
 import { type AssignmentPeriod, ReadingRepository, type ReadingRow, publishedReadingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
+import type { DmsConfig } from '../config.js';
+import { DMS_CONFIG } from '../tokens.js';
 
 /** How far ahead of the DMS's clock a device's clock may be. */
 export const MAX_FUTURE_MS = 5 * 60_000;
@@ -47,6 +49,7 @@ export class ReadingsService {
     private readonly devices: DeviceRepository,
     private readonly partitions: ReadingPartitions,
     private readonly credentials: CredentialRepository,
+    @Inject(DMS_CONFIG) private readonly config: DmsConfig,
   ) {}
 
   async ingest(request: IngestReadingsRequest): Promise<IngestResult> {
@@ -229,7 +232,7 @@ export class ReadingsService {
     // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
     const periods = stored.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(stored.map((row) => row.deviceId))], ...timeRange(stored));
     const groups = groupByShipment(stored, periods);
-    await writeOutbox(manager, publications(scope, groups, receivedAt));
+    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS));
     // Decided from the same periods as the publications, in the same transaction: what the answer says
     // reached no shipment is exactly what no shipment's evaluation gets.
     const unassigned = groups
@@ -390,43 +393,54 @@ function groupByShipment(rows: ReadingRow[], periods: AssignmentPeriod[]): Shipm
 }
 
 /**
- * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
- * MAX_PUBLICATION_BYTES), its readings in their groups (`groupByShipment`), each group in recordedAt order. One message
- * per chunk rather than per device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
- * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
+ * The outbox messages of a chunk's stored readings: one per partition of the readings stream that the
+ * chunk's shipments fall in (more when one outgrows MAX_PUBLICATION_BYTES), on that partition's subject
+ * (`readingsPartitionOf` of the shipment; readings recorded on no shipment go on `none`), its readings in
+ * their groups (`groupByShipment`), each group in recordedAt order. Per partition rather than per device:
+ * the relay's publish and every consumer's delivery and acknowledgement are per message, and per device
+ * they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
  */
-function publications(scope: AccountScope, groups: ShipmentGroup[], receivedAt: Date): OutboxMessage[] {
-  const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
+function publications(scope: AccountScope, groups: ShipmentGroup[], receivedAt: Date, partitionCount: number): OutboxMessage[] {
+  const byPartition = new Map<number | 'none', ShipmentGroup[]>();
+  for (const group of groups) {
+    const partition = group.shipmentId === null ? 'none' : readingsPartitionOf(group.shipmentId, partitionCount);
+    const list = byPartition.get(partition);
+    if (list) list.push(group);
+    else byPartition.set(partition, [group]);
+  }
   const head =
     `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},` +
     `"receivedAt":"${receivedAt.toISOString()}","devices":[`;
-  const payloads: string[] = [];
-  let done: string[] = [];
-  let size = 0;
-  for (const { deviceId, shipmentId, rows: list } of groups) {
-    list.sort((a, b) => a.recordedAt - b.recordedAt);
-    const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
-    let parts: string[] = [];
-    const close = () => {
-      if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
-      parts = [];
-    };
-    for (const row of list) {
-      const json = publishedReadingJson(row);
-      if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
-        close();
-        payloads.push(`${head}${done.join(',')}]}`);
-        done = [];
-        size = 0;
+  const messages: { subject: string; payload: string }[] = [];
+  for (const [partition, partitionGroups] of byPartition) {
+    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, partition);
+    let done: string[] = [];
+    let size = 0;
+    for (const { deviceId, shipmentId, rows: list } of partitionGroups) {
+      list.sort((a, b) => a.recordedAt - b.recordedAt);
+      const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
+      let parts: string[] = [];
+      const close = () => {
+        if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
+        parts = [];
+      };
+      for (const row of list) {
+        const json = publishedReadingJson(row);
+        if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
+          close();
+          messages.push({ subject, payload: `${head}${done.join(',')}]}` });
+          done = [];
+          size = 0;
+        }
+        parts.push(json);
+        size += json.length + 1;
       }
-      parts.push(json);
-      size += json.length + 1;
+      close();
     }
-    close();
+    if (done.length > 0) messages.push({ subject, payload: `${head}${done.join(',')}]}` });
   }
-  if (done.length > 0) payloads.push(`${head}${done.join(',')}]}`);
-  const ids = uuidV7s(payloads.length);
-  return payloads.map((payload, index) => ({ id: ids[index] ?? '', subject, payload }));
+  const ids = uuidV7s(messages.length);
+  return messages.map((message, index) => ({ id: ids[index] ?? '', ...message }));
 }
 
 /** The shipment a device was on at `at`, from its periods (half-open), or null. */
