@@ -58,7 +58,7 @@ const UNKNOWN_ATTEMPT = `jsonb_build_object('at', to_char(d.claimed_at AT TIME Z
   'error', 'unknown: the sender stopped before recording this attempt''s outcome (it may have reached the receiver)')`;
 
 /** The delivery still holds the claim whose outcome is being recorded (its lease is the fencing token). */
-const HOLDS_LEASE = 'coalesce(d.lease_until = $2::timestamptz, false)';
+const HOLDS_LEASE = 'coalesce(d.lease_until = o.lease_until, false)';
 
 /**
  * Every statement of webhook delivery (docs/webhook-delivery.md): dispatching events into deliveries,
@@ -164,37 +164,58 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records one attempt in one statement: appended to the log whatever happened meanwhile (it was made);
-   * the delivery's state moves only while it holds the claim's lease (a lapsed lease, a redeliver or a
-   * disable decided otherwise). The webhook's failure streak (`failing_since`) moves too; a failure that
-   * makes it `disableAfterMs` long disables the webhook. Answers the webhook it disabled, if any.
+   * Records attempts in one statement: each is appended to its delivery's log whatever happened meanwhile
+   * (it was made); a delivery's state moves only while it holds the claim's lease (a lapsed lease, a
+   * redeliver or a disable decided otherwise). Each webhook's failure streak (`failing_since`) moves too:
+   * a success ends it, the failures after the last success start it. A failure that makes it
+   * `disableAfterMs` long disables the webhook. Answers the webhooks it disabled.
    */
-  async recordOutcome(outcome: AttemptOutcome, disableAfterMs: number): Promise<DisabledWebhook | null> {
-    const { attempt, succeeded, retryInMs } = outcome;
-    const stored = attempt.error === null ? attempt : { ...attempt, error: storableText(attempt.error) };
-    const [row]: { disable: boolean }[] = await this.dataSource.query(
-      // Every SET expression reads the row as it is when updated (after waiting for a concurrent writer).
-      `WITH delivery AS (
+  async recordOutcomes(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<DisabledWebhook[]> {
+    const due: { id: string }[] = await this.dataSource.query(
+      `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::jsonb[], $4::bool[], $5::int[], $6::uuid[], $7::timestamptz[])
+         AS o(id, lease_until, attempt, succeeded, retry_ms, webhook_id, at)),
+       delivery AS (
+         -- Every SET expression reads the row as it is when updated (after waiting for a concurrent writer).
          UPDATE webhook_deliveries d SET
-           attempts = ${keptAttempts('d.attempts || jsonb_build_array($3::jsonb)')},
+           attempts = ${keptAttempts('d.attempts || jsonb_build_array(o.attempt)')},
            attempts_total = d.attempts_total + 1,
            attempt_count = d.attempt_count + CASE WHEN ${HOLDS_LEASE} THEN 1 ELSE 0 END,
-           status = CASE WHEN NOT ${HOLDS_LEASE} THEN d.status WHEN $4 THEN 'Succeeded' WHEN $5::int IS NULL THEN 'Failed' ELSE 'Pending' END,
-           next_attempt_at = CASE WHEN NOT ${HOLDS_LEASE} THEN d.next_attempt_at WHEN $4 OR $5::int IS NULL THEN NULL
-             ELSE now() + $5::int * interval '1 millisecond' END,
+           status = CASE WHEN NOT ${HOLDS_LEASE} THEN d.status WHEN o.succeeded THEN 'Succeeded' WHEN o.retry_ms IS NULL THEN 'Failed' ELSE 'Pending' END,
+           next_attempt_at = CASE WHEN NOT ${HOLDS_LEASE} THEN d.next_attempt_at WHEN o.succeeded OR o.retry_ms IS NULL THEN NULL
+             ELSE now() + o.retry_ms * interval '1 millisecond' END,
            lease_until = CASE WHEN ${HOLDS_LEASE} THEN NULL ELSE d.lease_until END,
            updated_at = now()
-         WHERE d.id = $1
+         FROM o WHERE d.id = o.id
+       ),
+       streak AS (
+         SELECT webhook_id, bool_or(succeeded) AS cleared, min(at) FILTER (WHERE NOT succeeded AND at > coalesce(last_success, '-infinity')) AS failing_from
+         FROM (SELECT o.*, max(at) FILTER (WHERE succeeded) OVER (PARTITION BY webhook_id) AS last_success FROM o) x GROUP BY webhook_id
+       ),
+       -- Locked in id order, so that the recorders of several workers never deadlock; a healthy webhook is not locked.
+       locked AS (
+         SELECT w.id FROM webhooks w JOIN streak s ON s.webhook_id = w.id
+         WHERE s.failing_from IS NOT NULL OR w.failing_since IS NOT NULL ORDER BY w.id FOR NO KEY UPDATE OF w
        ),
        webhook AS (
-         UPDATE webhooks w SET failing_since = CASE WHEN $4 THEN NULL ELSE coalesce(w.failing_since, $6::timestamptz) END
-         WHERE w.id = $7 AND (NOT $4 OR w.failing_since IS NOT NULL)
-         RETURNING w.status = 'Active' AND w.failing_since <= now() - $8::bigint * interval '1 millisecond' AS disable
+         UPDATE webhooks w SET failing_since = CASE WHEN s.cleared THEN s.failing_from ELSE coalesce(w.failing_since, s.failing_from) END
+         FROM streak s, locked l WHERE s.webhook_id = w.id AND l.id = w.id
+         RETURNING w.id, s.failing_from IS NOT NULL AND w.status = 'Active' AND w.failing_since <= now() - $8::bigint * interval '1 millisecond' AS disable
        )
-       SELECT coalesce((SELECT disable FROM webhook), false) AS disable`,
-      [outcome.deliveryId, outcome.leaseUntil, JSON.stringify(stored), succeeded, retryInMs, attempt.at, outcome.webhookId, disableAfterMs],
+       SELECT id FROM webhook WHERE disable ORDER BY id`,
+      [
+        outcomes.map((o) => o.deliveryId),
+        outcomes.map((o) => o.leaseUntil),
+        outcomes.map(({ attempt }) => JSON.stringify(attempt.error === null ? attempt : { ...attempt, error: storableText(attempt.error) })),
+        outcomes.map((o) => o.succeeded),
+        outcomes.map((o) => o.retryInMs),
+        outcomes.map((o) => o.webhookId),
+        outcomes.map((o) => o.attempt.at),
+        disableAfterMs,
+      ],
     );
-    return row?.disable ? this.disableFailing(outcome.webhookId, disableAfterMs) : null;
+    const disabled: DisabledWebhook[] = [];
+    for (const { id } of due) disabled.push(...[await this.disableFailing(id, disableAfterMs)].filter((w) => w !== null));
+    return disabled;
   }
 
   /** Disables the webhook if still Active and failing for `disableAfterMs`: its Pending deliveries Failed, `webhook.disabled` in the outbox. */

@@ -29,6 +29,9 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
   private readonly overall = pLimit(this.config.WEBHOOK_CONCURRENCY);
   private readonly perWebhook = new Map<string, LimitFunction>();
   private readonly attempts = new Set<Promise<void>>();
+  /** Outcomes waiting for the recorder, which writes one batch at a time (the speed table in docs/architecture.md). */
+  private readonly outcomes: AttemptOutcome[] = [];
+  private readonly recorder = pLimit(1);
   private listener: PgListener | undefined;
   private poll: NodeJS.Timeout | undefined;
   private stopped = true;
@@ -61,11 +64,14 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
 
   private async claimAndSend(): Promise<void> {
     if (this.stopped) return;
-    // A webhook's limiter lives while it has attempts (p-limit keeps no key of its own).
-    for (const [webhookId, limit] of this.perWebhook) if (limit.activeCount === 0 && limit.pendingCount === 0) this.perWebhook.delete(webhookId);
-    const free = this.config.WEBHOOK_CONCURRENCY - this.attempts.size;
+    const busy = new Map<string, number>();
+    for (const [webhookId, limit] of this.perWebhook) {
+      // A webhook's limiter lives while it has attempts (p-limit keeps no key of its own).
+      if (limit.activeCount + limit.pendingCount === 0) this.perWebhook.delete(webhookId);
+      else busy.set(webhookId, limit.activeCount + limit.pendingCount);
+    }
+    const free = this.config.WEBHOOK_CONCURRENCY - [...busy.values()].reduce((sum, n) => sum + n, 0);
     if (free <= 0) return; // the next attempt to end wakes the sender
-    const busy = new Map([...this.perWebhook].map(([webhookId, limit]) => [webhookId, limit.activeCount + limit.pendingCount]));
     const claimed = await this.deliveries.claim(free, this.config.WEBHOOK_CONCURRENCY_PER_WEBHOOK, busy, this.config.WEBHOOK_LEASE_MS).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'could not claim webhook deliveries; trying again at the next poll');
       return [];
@@ -74,22 +80,26 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     if (claimed.length === free) this.wake();
   }
 
-  /** Claimed deliveries fit the free slots, so both limiters start them at once. */
+  /**
+   * Claimed deliveries fit the free slots, so both limiters start them at once. A slot is held for the
+   * request; its end wakes the sender, then the outcome is recorded (under the lease).
+   */
   private start(delivery: ClaimedDelivery): void {
     let limit = this.perWebhook.get(delivery.webhookId);
     if (!limit) this.perWebhook.set(delivery.webhookId, (limit = pLimit(this.config.WEBHOOK_CONCURRENCY_PER_WEBHOOK)));
-    const attempt = limit(() => this.overall(() => this.attempt(delivery)));
-    this.attempts.add(attempt);
-    // p-limit counts an attempt out before the promise it returned settles (webhook-sender.spec.ts), so the
+    // p-limit counts a request out before the promise it returned settles (webhook-sender.spec.ts), so the
     // claim this wake-up makes sees the slot free.
-    void attempt.finally(() => {
-      this.attempts.delete(attempt);
+    const attempt = limit(() => this.overall(() => this.send(delivery))).then((outcome) => {
+      this.outcomes.push(outcome);
+      if (this.recorder.pendingCount === 0) void this.recorder(() => this.record());
       this.wake();
     });
+    this.attempts.add(attempt);
+    void attempt.finally(() => this.attempts.delete(attempt));
   }
 
-  /** Sends the delivery and records the outcome; never throws. */
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** Sends the delivery; answers its outcome. */
+  private async send(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     this.metrics.attemptStarted();
     const at = new Date().toISOString();
     const result = await this.client.send(delivery.url, delivery.eventId, delivery.payload, delivery);
@@ -99,35 +109,48 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     if (result.ok) this.metrics.settled('succeeded', delivery.payload);
     else if (retryInMs === null) this.metrics.settled('failed');
     const attempt = { at, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error };
-    await this.record({ deliveryId: delivery.id, webhookId: delivery.webhookId, leaseUntil: delivery.leaseUntil, attempt, succeeded: result.ok, retryInMs });
+    return { deliveryId: delivery.id, webhookId: delivery.webhookId, leaseUntil: delivery.leaseUntil, attempt, succeeded: result.ok, retryInMs };
   }
 
   /**
-   * Records an outcome, again every second while the database fails (the lease keeps the delivery meanwhile;
-   * at shutdown it is left to lapse). One PostgreSQL refuses for its data (SQLSTATE classes 22, 23, 54) is
-   * quarantined: recorded without its error text or, refused even so, dropped (sent again after its lease).
+   * Records the outcomes gathered so far in one statement; those of attempts that end meanwhile wait for the
+   * next. The database failing, they are kept and tried again a second later (their leases keep the
+   * deliveries; at shutdown they are left to lapse). A batch PostgreSQL refuses for its data (SQLSTATE
+   * classes 22, 23, 54) is recorded one outcome at a time, and the one it refuses is quarantined: recorded
+   * without its error text or, refused even so, dropped (sent again after its lease).
    */
-  private async record(outcome: AttemptOutcome, quarantined = false): Promise<void> {
-    const ids = { deliveryId: outcome.deliveryId, webhookId: outcome.webhookId };
+  private async record(): Promise<void> {
+    const batch = this.outcomes.splice(0);
+    if (batch.length > 0) await this.recordOrKeep(batch, batch.length === 1 ? batch[0] : undefined);
+  }
+
+  private async recordOrKeep(batch: AttemptOutcome[], alone?: AttemptOutcome, quarantined = false): Promise<void> {
     try {
-      const disabled = await this.deliveries.recordOutcome(outcome, this.config.WEBHOOK_DISABLE_AFTER_MS);
+      const disabled = await this.deliveries.recordOutcomes(batch, this.config.WEBHOOK_DISABLE_AFTER_MS);
       if (quarantined) this.metrics.outcomeQuarantined('stored_without_detail');
-      if (disabled) this.metrics.webhooksDisabled(1);
-      if (disabled) this.logger.warn({ webhookId: disabled.id, failingSince: disabled.failingSince }, 'webhook disabled after failing');
+      this.metrics.webhooksDisabled(disabled.length);
+      for (const webhook of disabled) this.logger.warn({ webhookId: webhook.id, failingSince: webhook.failingSince }, 'webhook disabled after failing');
     } catch (error) {
       const { code } = ((error as { driverError?: unknown }).driverError ?? error) as { code?: string };
-      if (quarantined && /^(22|23|54)/.test(code ?? '')) {
+      if (!/^(22|23|54)/.test(code ?? '')) {
+        this.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook delivery attempts; retrying');
+        if (this.stopped) return;
+        this.outcomes.unshift(...batch);
+        await sleep(RECORD_RETRY_MS);
+        return void this.recorder(() => this.record());
+      }
+      if (!alone) {
+        for (const outcome of batch) await this.recordOrKeep([outcome], outcome);
+        return;
+      }
+      const ids = { deliveryId: alone.deliveryId, webhookId: alone.webhookId };
+      if (quarantined) {
         this.logger.error({ err: error, ...ids }, 'webhook delivery attempt dropped: the database refused it even without detail');
         return this.metrics.outcomeQuarantined('dropped');
       }
-      if (/^(22|23|54)/.test(code ?? '')) {
-        this.logger.error({ err: error, ...ids }, 'webhook delivery attempt refused by the database; quarantined');
-        return this.record({ ...outcome, attempt: { ...outcome.attempt, error: `the outcome could not be stored (SQLSTATE ${code})` } }, true);
-      }
-      this.logger.warn({ err: error, ...ids }, 'could not record a webhook delivery attempt; retrying');
-      if (this.stopped) return;
-      await sleep(RECORD_RETRY_MS);
-      return this.record(outcome, quarantined);
+      this.logger.error({ err: error, ...ids }, 'webhook delivery attempt refused by the database; quarantined');
+      const bare = { ...alone, attempt: { ...alone.attempt, error: `the outcome could not be stored (SQLSTATE ${code})` } };
+      return this.recordOrKeep([bare], bare, true);
     }
   }
 
@@ -138,6 +161,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     await this.listener?.close();
     await this.claims(() => undefined);
     await Promise.all(this.attempts);
+    await this.recorder(() => undefined);
     this.client.close();
   }
 }
