@@ -119,12 +119,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
    * classes 22, 23, 54) is recorded one outcome at a time, and the one it refuses is quarantined: recorded
    * without its error text or, refused even so, dropped (sent again after its lease).
    */
-  private async record(): Promise<void> {
-    const batch = this.outcomes.splice(0);
-    if (batch.length > 0) await this.recordOrKeep(batch, batch.length === 1 ? batch[0] : undefined);
-  }
-
-  private async recordOrKeep(batch: AttemptOutcome[], alone?: AttemptOutcome, quarantined = false): Promise<void> {
+  private async record(batch = this.outcomes.splice(0), quarantined = false): Promise<void> {
+    if (batch.length === 0) return;
     try {
       const disabled = await this.deliveries.recordOutcomes(batch, this.config.WEBHOOK_DISABLE_AFTER_MS);
       if (quarantined) this.metrics.outcomeQuarantined('stored_without_detail');
@@ -139,8 +135,9 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         await sleep(RECORD_RETRY_MS);
         return void this.recorder(() => this.record());
       }
-      if (!alone) {
-        for (const outcome of batch) await this.recordOrKeep([outcome], outcome);
+      const [alone] = batch;
+      if (batch.length > 1 || !alone) {
+        for (const outcome of batch) await this.record([outcome]);
         return;
       }
       const ids = { deliveryId: alone.deliveryId, webhookId: alone.webhookId };
@@ -149,8 +146,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         return this.metrics.outcomeQuarantined('dropped');
       }
       this.logger.error({ err: error, ...ids }, 'webhook delivery attempt refused by the database; quarantined');
-      const bare = { ...alone, attempt: { ...alone.attempt, error: `the outcome could not be stored (SQLSTATE ${code})` } };
-      return this.recordOrKeep([bare], bare, true);
+      return this.record([{ ...alone, attempt: { ...alone.attempt, error: `the outcome could not be stored (SQLSTATE ${code})` } }], true);
     }
   }
 
