@@ -89,11 +89,14 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     if (!limit) this.perWebhook.set(delivery.webhookId, (limit = pLimit(this.config.WEBHOOK_CONCURRENCY_PER_WEBHOOK)));
     // p-limit counts a request out before the promise it returned settles (webhook-sender.spec.ts), so the
     // claim this wake-up makes sees the slot free.
-    const attempt = limit(() => this.overall(() => this.send(delivery))).then((outcome) => {
-      this.outcomes.push(outcome);
-      if (this.recorder.pendingCount === 0) void this.recorder(() => this.record());
-      this.wake();
-    });
+    const attempt = limit(() => this.overall(() => this.send(delivery))).then(
+      (outcome) => {
+        this.outcomes.push(outcome);
+        if (this.recorder.pendingCount === 0) void this.recorder(() => this.record());
+        this.wake();
+      },
+      (error: unknown) => this.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery attempt failed unexpectedly; its lease will lapse'),
+    );
     this.attempts.add(attempt);
     void attempt.finally(() => this.attempts.delete(attempt));
   }
