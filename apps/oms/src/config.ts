@@ -79,8 +79,11 @@ export const omsConfigSchema = {
   WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR: env.int({ default: 10000, min: 1, max: 10000000 }),
   /** Alerts one shipment may open per clock hour (UTC); beyond it one `alert.suppressed` per shipment and hour (docs/alerts-and-visits.md). */
   ALERTS_PER_SHIPMENT_PER_HOUR: env.int({ default: 20, min: 1, max: 100000 }),
-  /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
-  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
+  /**
+   * How often a sender looks for due deliveries without being woken: retries falling due and leases of
+   * killed workers lapsing (a delivery made due now wakes every sender through PostgreSQL's notification).
+   */
+  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 1000, min: 10, max: 60000 }),
   /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */
   EVALUATION_ENABLED: env.bool({ default: true }),
   /** A shipment is evaluated once this much server time has passed since its newest ingested reading (a reorder buffer). */

@@ -19,6 +19,7 @@ import { BoundDeliveryAttemptLogs1763800029100 } from './1763800029100-bound-del
 import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claimed-attempts.js';
 import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
 import { CreateLeases1763800031000 } from './1763800031000-create-leases.js';
+import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-deliveries.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -43,4 +44,5 @@ export const omsMigrations = [
   RecordClaimedAttempts1763800029200,
   BoundWebhookAmplification1763800029300,
   CreateLeases1763800031000,
+  NotifyDueDeliveries1763800031100,
 ];
