@@ -28,6 +28,7 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'lastSeenAt',
   'excursions',
   'lastPosition',
+  'eta',
   'progress',
   'url',
 ]);

@@ -99,7 +99,8 @@ export function estimateArrival(input: EstimateInput): Estimate | null {
   if (lane !== null && lane.n >= HISTORY_MIN_TRIPS) {
     const detour = Math.max(1, mean(lane.detour, lane.n));
     const laneSpeed = mean(lane.speed, lane.n);
-    const blended = (speed * track.mv + laneSpeed * LANE_SPEED_WEIGHT_MS) / (track.mv + LANE_SPEED_WEIGHT_MS);
+    // The lane's speed is the prior here, in place of the general one.
+    const blended = (track.md + laneSpeed * (LANE_SPEED_WEIGHT_MS / 1000)) / ((track.mv + LANE_SPEED_WEIGHT_MS) / 1000);
     const remainingMeters = direct * detour;
     const moving = (remainingMeters / blended) * 1000;
     const remaining = moving * (1 + Math.max(0, mean(lane.stopRatio, lane.n))) + breaksAhead(track, moving);

@@ -1041,6 +1041,53 @@ export interface components {
              */
             deviceId: string;
         };
+        /**
+         * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+         * @enum {string}
+         */
+        EtaBasis: "Planned" | "Position" | "History";
+        ShipmentEtaDto: {
+            /**
+             * Format: date-time
+             * @description The estimated arrival at the edge of the destination.
+             * @example 2025-11-22T15:40:00.000Z
+             */
+            arrivalAt: string;
+            /**
+             * Format: date-time
+             * @description Earliest likely arrival (<= arrivalAt).
+             * @example 2025-11-22T15:10:00.000Z
+             */
+            earliestAt: string;
+            /**
+             * Format: date-time
+             * @description Latest likely arrival (>= arrivalAt).
+             * @example 2025-11-22T16:20:00.000Z
+             */
+            latestAt: string;
+            /**
+             * @description Great-circle metres from the newest position used to the edge of the destination's circle, times the lane's detour factor for History; null for Planned.
+             * @example 182400
+             */
+            remainingMeters: number | null;
+            /**
+             * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+             * @example Position
+             */
+            basis: components["schemas"]["EtaBasis"];
+            /**
+             * Format: date-time
+             * @description recordedAt of the newest position used; null for Planned.
+             * @example 2025-11-22T12:05:00.000Z
+             */
+            asOf: string | null;
+            /**
+             * Format: date-time
+             * @description When the server made the estimate.
+             * @example 2025-11-22T12:05:04.000Z
+             */
+            calculatedAt: string;
+        };
         ShipmentDto: {
             /**
              * Format: uuid
@@ -1148,6 +1195,8 @@ export interface components {
             excursions: components["schemas"]["ShipmentExcursionsDto"];
             /** @description Read-only: the newest located reading (by recordedAt) of the devices while assigned to the shipment, within seconds of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag. */
             lastPosition: components["schemas"]["ShipmentLastPositionDto"] | null;
+            /** @description Read-only: the estimated arrival with its range, recomputed from each evaluated batch of positions (event time); from the plan until a position is known. null without destination, without plan or position, and from Delivered on. Changes neither updatedAt nor the ETag. */
+            eta: components["schemas"]["ShipmentEtaDto"] | null;
         };
         PageMetadataDto: {
             /** @description Opaque; null on the last page. */
@@ -1994,7 +2043,7 @@ export interface components {
             metadata: components["schemas"]["TrackMetadataDto"];
         };
         /** @enum {string} */
-        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
+        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
         EventDto: {
             /**
              * Format: uuid
@@ -2043,7 +2092,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2085,7 +2134,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         WebhookWithSecretDto: {
             /**
@@ -2107,7 +2156,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2147,7 +2196,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         /** @enum {string} */
         DeliveryStatus: "Pending" | "Succeeded" | "Failed";
@@ -2725,6 +2774,12 @@ export interface operations {
                 reference?: string;
                 /** @description Shipments carrying this tag. */
                 tag?: string;
+                /** @description Shipments whose eta.arrivalAt is before this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingBefore?: string;
+                /** @description Shipments whose eta.arrivalAt is at or after this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingAfter?: string;
+                /** @description true: shipments whose eta.arrivalAt is after their plannedArrivalAt; false: those whose eta.arrivalAt is at or before it (a shipment without eta or plan matches neither). Exactly true or false. */
+                late?: boolean;
             };
             header?: {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
@@ -2750,7 +2805,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShipmentPageDto"];
                 };
             };
-            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); accountId: AccountNotFound. */
+            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), arrivingBefore, arrivingAfter or late (InvalidFormat), any other parameter (UnknownField); accountId: AccountNotFound. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6974,7 +7029,7 @@ export interface operations {
                 limit?: number;
                 /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
                 includeTotal?: boolean;
-                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
+                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, shipment.eta_changed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
                 type?: string;
                 /** @description The id of an event the client has seen: the page starts right after it. Not with `cursor`. An id the feed does not hold (unknown, or past EVENTS_RETENTION_DAYS) is 400 InvalidParameter, issue EventNotFound: resync from the resources. */
                 after?: string;
