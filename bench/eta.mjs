@@ -5,6 +5,7 @@
 // (`estimateArrival`) and the real lane statistics (`laneTripOf`, summed as the `eta_lanes` upsert sums
 // them); the real publishing rule (`etaMovedEnough`) counts `shipment.eta_changed` events. It does not go
 // through HTTP, NATS or PostgreSQL (the integration spec test/integration/eta.spec.ts covers that path).
+// Last, the engine-side cost of the track's figures: evaluate() per reading against foldTrack() alone.
 //
 // Generator (seeded, BENCH_ETA_SEED, default 33): per lane, a road from origin to destination that winds
 // evenly off the straight line (one bend per ~8 km, amplitude giving the lane's detour factor), a cruising speed per trip (lane speed x 0.85..1.15)
@@ -21,7 +22,8 @@
 // Baselines from the same readings: the plan (planned departure, off by N(0, 15 min), plus the lane's
 // nominal duration) and "remaining straight-line distance / last reported speed" (the speed between the
 // last two fixes, at least 1 m/s).
-import { distanceMeters, estimateArrival, etaMovedEnough, evaluate, laneTripOf, PlaceIndex } from '@tracking/geofence';
+import { distanceMeters, estimateArrival, etaMovedEnough, evaluate, foldTrack, laneTripOf, PlaceIndex } from '@tracking/geofence';
+import { loadavg } from 'node:os';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 
 const int = (name, fallback) => Number(process.env[name] ?? fallback);
@@ -307,5 +309,41 @@ print(
   ),
 );
 print(`estimateArrival: ${estimateCalls} calls, ${(Number(estimateNs) / estimateCalls / 1000).toFixed(2)} µs each`);
-const file = writeResults('eta.json', { machine: info, settings, lanes: LANES, results, estimateMicros: Number(estimateNs) / estimateCalls / 1000 });
+
+// The engine-side cost: the engine's evaluate() per reading (the track's fold included) against foldTrack()
+// alone on the same positions: 1000 shipments, 30 batches of 10 readings each, as bench:evaluation's trackers.
+function engineCost() {
+  const grid = new PlaceIndex(Array.from({ length: 2000 }, (_, i) => ({ id: `p${i}`, lat: 43 + (i % 50) * 0.2, lng: -1 + Math.floor(i / 50) * 0.3, radiusMeters: 200, dwellSeconds: 30 })));
+  const shipments = 1000;
+  const states = new Array(shipments).fill(null);
+  const positions = [];
+  const t0 = Date.UTC(2026, 0, 1);
+  let engineNs = 0n;
+  for (let b = 0; b < 30; b++) {
+    for (let s = 0; s < shipments; s++) {
+      const readings = [];
+      for (let r = 0; r < 10; r++) {
+        const sec = b * 10 + r;
+        const lat = 43 + (s % 50) * 0.2 + (sec % 200 < 100 ? 0.05 : 0);
+        const lng = -1 + Math.floor(s / 50) * 0.3 + sec * 0.0002;
+        readings.push({ deviceId: `d${s}`, recordedAt: t0 + sec * 1000, receivedAt: t0 + sec * 1000 + 500, location: { lat, lng, accuracyMeters: 10 }, temperatureC: 4 });
+        positions.push({ s, t: t0 + sec * 1000, lat, lng });
+      }
+      const began = process.hrtime.bigint();
+      states[s] = evaluate(states[s], readings, { places: grid, conditions: null, status: 'InTransit', latenessSeconds: 60, now: t0 + (b + 1) * 10_000 }).state;
+      engineNs += process.hrtime.bigint() - began;
+    }
+  }
+  const tracks = new Array(shipments);
+  const began = process.hrtime.bigint();
+  for (const p of positions) tracks[p.s] = foldTrack(tracks[p.s], p.t, p.lat, p.lng, 10);
+  const foldNs = process.hrtime.bigint() - began;
+  return { readings: positions.length, evaluateMicros: Number(engineNs) / positions.length / 1000, foldMicros: Number(foldNs) / positions.length / 1000 };
+}
+const cost = engineCost();
+print(
+  `engine: evaluate ${cost.evaluateMicros.toFixed(2)} µs per reading (the track's fold included), foldTrack alone ${cost.foldMicros.toFixed(2)} µs ` +
+    `(${((cost.foldMicros / cost.evaluateMicros) * 100).toFixed(1)} %), ${cost.readings} readings; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+);
+const file = writeResults('eta.json', { machine: info, settings, lanes: LANES, results, estimateMicros: Number(estimateNs) / estimateCalls / 1000, engine: cost });
 print(`results: ${file}`);

@@ -21,6 +21,8 @@
 // rate reached, the batches' p99 and arrivals missing at the end. Prints medians of BENCH_RUNS runs.
 // BENCH_PREFIX (bench_<letters>) names the databases instead of bench_evaluation, so that two people can
 // run it on one PostgreSQL.
+// BENCH_EVAL_DESTINATION=1 gives each shipment a destination (another place), so that every evaluation also
+// estimates its arrival (docs/eta.md): run it with 0 and 1 on the same build to see what estimates cost.
 import pg from 'pg';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';

