@@ -27,6 +27,8 @@
 // takes the handover, and the runs are measured again: both figures come from the same run, on the same
 // machine load. Each run also reports the evaluation's state restores per minute over both workers
 // (`evaluation_restores_total`; with one owner per shipment, none in steady state) and the workers' RSS.
+// BENCH_EVAL_DESTINATION=1 gives each shipment a destination (another place), so that every evaluation also
+// estimates its arrival (docs/eta.md): run it with 0 and 1 on the same build to see what estimates cost.
 import pg from 'pg';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
@@ -46,6 +48,8 @@ const config = {
   inFlight: int('BENCH_EVAL_IN_FLIGHT', 4),
   lateness: int('BENCH_EVAL_LATENESS', 60),
   workers: int('BENCH_EVAL_WORKERS', 2),
+  /** BENCH_EVAL_DESTINATION=1: each shipment gets a destination (another place), so the estimated arrival is made on every evaluation (docs/eta.md). */
+  destination: process.env.BENCH_EVAL_DESTINATION === '1',
 };
 const DWELL_S = 30;
 const CYCLE_S = 200;
@@ -69,7 +73,7 @@ function placeAt(i) {
 
 async function main() {
   const names = databaseNames(config);
-  print(`Evaluation benchmark: ${config.places} places, ${config.shipments} InTransit shipments of one tracker, ` +
+  print(`Evaluation benchmark: ${config.places} places, ${config.shipments} InTransit shipments of one tracker${config.destination ? ' with a destination' : ''}, ` +
     `ingest paced to ${config.rate} readings/s, lateness ${config.lateness} s, ${config.runs} runs of ${config.duration} s`);
   await resetDatabases(config, [names.gateway, names.oms, names.dms]);
   const { credentials, readAccountId: accountId } = provision(stack);
@@ -78,15 +82,16 @@ async function main() {
   const at = (path) => `/v1/accounts/${accountId}${path}`;
 
   print('Seeding places and shipments...');
-  const places = await inPool('places', config.places, 16, async (i) => {
+  const places = await inPool('places', config.places, config.seedConcurrency, async (i) => {
     const { body } = await api(stack.base, 'POST', at('/points-of-interest'), {
       token,
       body: { name: `Depot ${i}`, kind: 'Warehouse', location: placeAt(i), radiusMeters: 200, dwellSeconds: DWELL_S },
     });
     return body.id;
   });
-  const trackers = await inPool('shipments', config.shipments, 16, async (i) => {
-    const { body: shipment } = await api(stack.base, 'POST', at('/shipments'), { token, body: { name: `Eval ${i}` } });
+  const trackers = await inPool('shipments', config.shipments, config.seedConcurrency, async (i) => {
+    const destinationId = config.destination ? places.results[(i * 5 + 1) % config.places] : undefined;
+    const { body: shipment } = await api(stack.base, 'POST', at('/shipments'), { token, body: { name: `Eval ${i}`, destinationId } });
     const { body: set } = await api(stack.base, 'POST', at(`/shipments/${shipment.id}/sets`), { token, body: { name: 'Pallet', kind: 'Pallet' } });
     const { body: device } = await api(stack.base, 'POST', at('/devices'), { token, body: { serialNumber: `EVAL-${String(i).padStart(6, '0')}`, model: 'TempTrack T4' } });
     await api(stack.base, 'PUT', at(`/shipments/${shipment.id}/sets/${set.id}/devices/${device.id}`), { token });

@@ -27,6 +27,7 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'lastSeenAt',
   'excursions',
   'lastPosition',
+  'eta',
   'progress',
   'url',
 ]);

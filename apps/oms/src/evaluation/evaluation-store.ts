@@ -90,7 +90,8 @@ export class EvaluationStore {
 /** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forEvaluations`. */
 export class ShipmentOutcomes {
   constructor(
-    private readonly manager: EntityManager,
+    /** The chunk's transaction (the estimated arrival writes in it too: `EtaTracker`). */
+    readonly manager: EntityManager,
     private readonly scope: ShipmentScope,
     /** The shipment's status, kept until the transaction ends. */
     readonly status: ShipmentStatus,

@@ -24,6 +24,7 @@ import { EvaluationStore, type ShipmentOutcomes } from './evaluation-store.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
+import { EtaTracker } from '../eta/eta-tracker.js';
 import { OMS_CONFIG } from '../tokens.js';
 import { EvaluationMetrics } from './evaluation-metrics.js';
 import { PlaceCache } from './place-cache.js';
@@ -60,6 +61,7 @@ export class ShipmentEvaluator {
     private readonly places: PlaceCache,
     private readonly dms: DmsClient,
     private readonly metrics: EvaluationMetrics,
+    private readonly eta: EtaTracker,
     @Inject(OMS_CONFIG) private readonly config: OmsConfig,
   ) {}
 
@@ -133,6 +135,7 @@ export class ShipmentEvaluator {
     state = signalLoss.state;
     await this.record(outcomes, signalLoss.changes);
     await this.recordExcursions(outcomes, shipment, state);
+    await this.eta.update(outcomes.manager, shipment, state, places);
     const dueAt = earliest(settleDueAt(state, lateness, now), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
     outcomes.saveState(record.version, withoutPending(state), dueAt);
     return state;

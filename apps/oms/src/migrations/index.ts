@@ -20,6 +20,7 @@ import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claim
 import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
 import { CreateLeases1763800031000 } from './1763800031000-create-leases.js';
 import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-deliveries.js';
+import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -45,4 +46,5 @@ export const omsMigrations = [
   BoundWebhookAmplification1763800029300,
   CreateLeases1763800031000,
   NotifyDueDeliveries1763800031100,
+  AddShipmentEta1763800031200,
 ];

@@ -1079,6 +1079,53 @@ export interface components {
              */
             deviceId: string;
         };
+        /**
+         * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+         * @enum {string}
+         */
+        EtaBasis: "Planned" | "Position" | "History";
+        ShipmentEtaDto: {
+            /**
+             * Format: date-time
+             * @description The estimated arrival at the edge of the destination.
+             * @example 2025-11-22T15:40:00.000Z
+             */
+            arrivalAt: string;
+            /**
+             * Format: date-time
+             * @description Earliest likely arrival (<= arrivalAt).
+             * @example 2025-11-22T15:10:00.000Z
+             */
+            earliestAt: string;
+            /**
+             * Format: date-time
+             * @description Latest likely arrival (>= arrivalAt).
+             * @example 2025-11-22T16:20:00.000Z
+             */
+            latestAt: string;
+            /**
+             * @description Great-circle metres from the newest position used to the edge of the destination's circle, times the lane's detour factor for History; null for Planned.
+             * @example 182400
+             */
+            remainingMeters: number | null;
+            /**
+             * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+             * @example Position
+             */
+            basis: components["schemas"]["EtaBasis"];
+            /**
+             * Format: date-time
+             * @description recordedAt of the newest position used; null for Planned.
+             * @example 2025-11-22T12:05:00.000Z
+             */
+            asOf: string | null;
+            /**
+             * Format: date-time
+             * @description When the server made the estimate.
+             * @example 2025-11-22T12:05:04.000Z
+             */
+            calculatedAt: string;
+        };
         ShipmentDto: {
             /**
              * Format: uuid
@@ -1186,6 +1233,8 @@ export interface components {
             excursions: components["schemas"]["ShipmentExcursionsDto"];
             /** @description Read-only: the newest located reading (by recordedAt) of the devices while assigned to the shipment, within seconds of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag. */
             lastPosition: components["schemas"]["ShipmentLastPositionDto"] | null;
+            /** @description Read-only: the estimated arrival with its range, recomputed from each evaluated batch of positions (event time); from the plan until a position is known. null without destination, without plan or position, and from Delivered on. Changes neither updatedAt nor the ETag. */
+            eta: components["schemas"]["ShipmentEtaDto"] | null;
         };
         PageMetadataDto: {
             /** @description Opaque; null on the last page. */
@@ -2114,7 +2163,7 @@ export interface components {
             metadata: components["schemas"]["TrackMetadataDto"];
         };
         /** @enum {string} */
-        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
+        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
         EventDto: {
             /**
              * Format: uuid
@@ -2132,7 +2181,7 @@ export interface components {
             occurredAt: string;
             /** Format: uuid */
             accountId: string;
-            /** @description shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook (no secret; its url without user info, query and fragment). */
+            /** @description shipment.* (but arrived/departed/eta_changed): the shipment after the change (deleted: its last state); shipment.eta_changed: {shipmentId, eta, previousArrivalAt} (eta.arrivalAt moved by more than max(10 min, 10 % of the remaining time) from the value last published); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook (no secret; its url without user info, query and fragment). */
             data: {
                 [key: string]: unknown;
             };
@@ -2163,7 +2212,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2205,7 +2254,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         WebhookWithSecretDto: {
             /**
@@ -2227,7 +2276,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2267,7 +2316,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         /** @enum {string} */
         DeliveryStatus: "Pending" | "Succeeded" | "Failed";
@@ -2845,6 +2894,12 @@ export interface operations {
                 reference?: string;
                 /** @description Shipments carrying this tag. */
                 tag?: string;
+                /** @description Shipments whose eta.arrivalAt is before this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingBefore?: string;
+                /** @description Shipments whose eta.arrivalAt is at or after this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingAfter?: string;
+                /** @description true: shipments whose eta.arrivalAt is after their plannedArrivalAt; false: those whose eta.arrivalAt is at or before it (a shipment without eta or plan matches neither). Exactly true or false. */
+                late?: boolean;
             };
             header?: {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
@@ -2870,7 +2925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShipmentPageDto"];
                 };
             };
-            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); accountId: AccountNotFound. */
+            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), arrivingBefore, arrivingAfter or late (InvalidFormat), any other parameter (UnknownField); accountId: AccountNotFound. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7380,7 +7435,7 @@ export interface operations {
                 limit?: number;
                 /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
                 includeTotal?: boolean;
-                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
+                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, shipment.eta_changed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
                 type?: string;
                 /** @description The id of an event the client has seen: the page starts right after it. Not with `cursor`. An id the feed does not hold (unknown, or past EVENTS_RETENTION_DAYS) is 400 InvalidParameter, issue EventNotFound: resync from the resources. */
                 after?: string;
