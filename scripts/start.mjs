@@ -194,7 +194,7 @@ function deviceGatewayNotice(credentials) {
   process.stdout.write(`\ncurl -s "${deviceBase}/t/${credentials.deviceSecret}/?${query}"\n\n`);
   if (credentials.mqttSecret) {
     say('Or publish one over MQTT (QoS 1, acknowledged once stored):');
-    const reading = `'{"recordedAt":"'$(date -u +%FT%TZ)'","location":{"lat":51.9231,"lng":4.4801},"speedMps":11}'`;
+    const reading = `'{"recordedAt":"'$(date -u +%FT%TZ)'","location":{"lat":51.9231,"lng":4.4801,"speedMps":11}}'`;
     const topic = `devices/${credentials.mqttIdentifier}/readings`;
     process.stdout.write(`mosquitto_pub -h 127.0.0.1 -p ${deviceMqttPort} -u ${credentials.mqttIdentifier} -P ${credentials.mqttSecret} -t ${topic} -q 1 -m ${reading}\n\n`);
   }

@@ -116,6 +116,7 @@ const committed = (accepted: number, rejected: { index: number }[] = []): Submit
   outcome: {
     accepted,
     duplicates: 0,
+    unassigned: 0,
     rejected: rejected.map(({ index }) => ({ index, error: { code: ErrorCode.InvalidParameter, message: 'recordedAt is out of range' } })),
   },
 });
