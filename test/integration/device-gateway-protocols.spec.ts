@@ -103,7 +103,7 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(await stored(device.deviceId)).toEqual([]);
     });
 
-    it("drops what is published on another device's topic (PUBACK 0x87), storing nothing for either", async () => {
+    it("drops what is published on another device's topic (PUBACK 0x87), storing nothing for it, and goes on", async () => {
       const mine = await credential('Mqtt');
       const theirs = await credential('Mqtt');
       const client = await mqttClient(mine.identifier, mine.secret);
@@ -178,7 +178,8 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       const device = await credential('Teltonika', newImei());
       const tracker = await Tracker.open(teltonikaPort, sockets);
       expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
-      const packet = encodeAvlPacket(CODEC_8, [record(20), record(10, { longitude: 253040000, speed: 36, angle: 180 })]);
+      const records = [record(20), record(10, { longitude: 253040000, speed: 36, angle: 180 })];
+      const packet = encodeAvlPacket(CODEC_8, records);
       tracker.send(packet);
       expect(await tracker.next(4)).toEqual(count(2));
       const first = await stored(device.deviceId);
@@ -186,12 +187,12 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(first).toEqual(
         expect.arrayContaining([
           expect.objectContaining({
-            recordedAt: new Date(record(20).timestamp).toISOString(),
+            recordedAt: new Date(records[0]!.timestamp).toISOString(),
             location: expect.objectContaining({ lat: 54.7146368, lng: 25.3032016, speedMps: 20, headingDegrees: 90, altitudeMeters: 111 }),
             batteryPercent: 80,
           }),
           expect.objectContaining({
-            recordedAt: new Date(record(10).timestamp).toISOString(),
+            recordedAt: new Date(records[1]!.timestamp).toISOString(),
             location: expect.objectContaining({ lat: 54.7146368, lng: 25.304, speedMps: 10, headingDegrees: 180 }),
             batteryPercent: 80,
           }),
@@ -202,6 +203,28 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(await tracker.next(4)).toEqual(count(2));
       expect(await stored(device.deviceId)).toHaveLength(2);
       await waitUntil(async () => (await counted('device_readings_total', { protocol: 'Teltonika', outcome: 'duplicate' })) >= 2, 'the duplicates counted');
+    });
+
+    it('does not acknowledge a packet while the DMS is down; the resend once it is back is stored once, whole', async () => {
+      const device = await credential('Teltonika', newImei());
+      const tracker = await Tracker.open(teltonikaPort, sockets);
+      expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
+      const packet = encodeAvlPacket(CODEC_8, [record(30), record(25, { longitude: 253050000 }), record(22, { longitude: 253060000 })]);
+      const unavailable = () => counted('device_messages_total', { protocol: 'Teltonika', outcome: 'unavailable' });
+      const before = await unavailable();
+      await stack.stopDmsReplicas();
+      try {
+        tracker.send(packet);
+        await waitUntil(async () => (await unavailable()) > before, 'the packet answered unavailable by the sink');
+        // Settled without an acknowledgement: the connection stays open and nothing was written to it.
+        expect(tracker.pending).toBe(0);
+      } finally {
+        await stack.startDmsReplica();
+      }
+      expect(await stored(device.deviceId)).toEqual([]);
+      tracker.send(packet);
+      expect(await tracker.next(4)).toEqual(count(3));
+      expect(await stored(device.deviceId)).toHaveLength(3);
     });
   });
 });
@@ -256,6 +279,11 @@ class Tracker {
 
   send(bytes: Buffer): void {
     this.socket.write(bytes);
+  }
+
+  /** Bytes received and not yet taken by `next`. */
+  get pending(): number {
+    return this.received.length;
   }
 
   async login(imei: string): Promise<Buffer> {
