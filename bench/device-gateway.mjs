@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // `npm run bench:device-gateway` (issue 31): the device gateway's core under many trackers, each sending
 // one reading per message with one message in flight (as an MQTT device at QoS 1 does), against the
-// JSON API's batch ingest measured in the same run. Trackers here speak HTTP (`POST /v1/readings`, one
-// reading, a keep-alive connection per device): what the MQTT and Teltonika listeners add on top of the
-// sink and the DMS is their own protocol work.
+// JSON API's batch ingest measured in the same run. Trackers speak HTTP (`POST /v1/readings`, one
+// reading, a keep-alive connection per device) and MQTT (mqtt.js, MQTT 3.1.1, one reading per QoS 1
+// PUBLISH, the next sent once its PUBACK came) to the device gateway's own process.
 //
-// Alternates BENCH_RUNS runs of BENCH_DURATION seconds of three scenarios: the device gateway's process
-// over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); its sink alone, in this process, with
+// Alternates BENCH_RUNS runs of BENCH_DURATION seconds of four scenarios: the device gateway's process
+// over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); the same process over MQTT
+// (BENCH_MQTT_DEVICES connected devices, default 1000; PUBACK latency); its sink alone, in this process, with
 // BENCH_SINK_DEVICES (default 2000) devices each submitting one reading at a time (what an MQTT listener
 // asks of it, without MQTT); and the API (batches of 1000 readings, 4 in flight). Prints readings/s,
 // p50/p99 of a message or a batch, the ratios, and the load average. Rate limits are off (as in every
 // benchmark).
 import autocannon from 'autocannon';
+import { connectAsync } from 'mqtt';
 import { loadavg } from 'node:os';
 import { createLogger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
@@ -30,6 +32,7 @@ const config = {
   prefix: 'bench_devices',
   deviceConnections: Number(process.env.BENCH_DEVICE_CONNECTIONS ?? 500),
   sinkDevices: Number(process.env.BENCH_SINK_DEVICES ?? 2000),
+  mqttDevices: Number(process.env.BENCH_MQTT_DEVICES ?? 1000),
   apiBatch: 1000,
   apiInFlight: 4,
 };
@@ -41,12 +44,24 @@ try {
   await stack.start('device-gateway');
   const { credentials, writeAccountId } = provision(stack);
   const token = await issueToken(stack.base, credentials);
-  const { results: deviceIds } = await seedDevices(stack.base, token, writeAccountId, Math.max(config.deviceConnections, config.sinkDevices), 8, 'TRACKER');
+  const { results: deviceIds } = await seedDevices(stack.base, token, writeAccountId, Math.max(config.deviceConnections, config.sinkDevices, config.mqttDevices), 8, 'TRACKER');
   const { results: secrets } = await inPool('credentials', deviceIds.length, 8, async (index) => {
     const { body } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, { token, body: { protocol: 'Http' } });
     return body.secret;
   });
+  const { results: mqttCredentials } = await inPool('MQTT credentials', config.mqttDevices, 8, async (index) => {
+    const { body } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, { token, body: { protocol: 'Mqtt' } });
+    return { username: body.identifier, password: body.secret };
+  });
   const deviceBase = `http://127.0.0.1:${stack.ports.deviceHttp}`;
+  // The MQTT devices stay connected across the runs (connecting is not what is measured).
+  const mqttClients = [];
+  for (let i = 0; i < mqttCredentials.length; i += 50) {
+    const batch = mqttCredentials.slice(i, i + 50).map((credential, j) =>
+      connectAsync(`mqtt://127.0.0.1:${stack.ports.deviceMqtt}`, { ...credential, clientId: `bench-${i + j}`, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 60_000, keepalive: 0 }),
+    );
+    mqttClients.push(...(await Promise.all(batch)));
+  }
   // Every reading gets its own recordedAt, one millisecond apart per device: never a duplicate.
   let clock = Date.now() - 3_600_000;
 
@@ -94,6 +109,31 @@ try {
         },
       ],
     });
+  const mqttRun = async (duration) => {
+    const latencies = [];
+    let acknowledged = 0;
+    let failed = 0;
+    const end = Date.now() + duration * 1000;
+    await Promise.all(
+      mqttClients.map(async (client, index) => {
+        const topic = `devices/${mqttCredentials[index].username}/readings`;
+        while (Date.now() < end) {
+          clock += 1;
+          const started = performance.now();
+          try {
+            await client.publishAsync(topic, JSON.stringify({ recordedAt: new Date(clock).toISOString(), temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }), { qos: 1 });
+            latencies.push(performance.now() - started);
+            acknowledged += 1;
+          } catch {
+            failed += 1;
+          }
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+    return { readingsPerSecond: Math.round(acknowledged / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
+  };
   // The sink in this process, on the stack's NATS and Redis, without listeners.
   const sinkGateway = await startDeviceGateway(readDeviceGatewayConfig(stack.env), createLogger('bench-sink', 'warn'), new ServiceMetrics('bench-sink'), []);
   const sinkIdentities = [];
@@ -129,21 +169,25 @@ try {
 
   if (config.warmup > 0) {
     await deviceRun(config.warmup);
+    await mqttRun(config.warmup);
     await sinkRun(config.warmup);
     await apiRun(config.warmup);
   }
   for (let run = 1; run <= config.runs; run++) {
     const loadBefore = loadavg()[0];
     const device = figures(await deviceRun(config.duration), 1);
+    const mqtt = await mqttRun(config.duration);
     const sink = await sinkRun(config.duration);
     const reference = figures(await apiRun(config.duration), config.apiBatch);
-    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, sink, api: reference });
+    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, sink, api: reference });
     print(
-      `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), sink ${sink.readingsPerSecond}/s (p99 ${sink.p99} ms), ` +
+      `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), MQTT ${mqtt.readingsPerSecond}/s (PUBACK p50 ${mqtt.p50} ms, p99 ${mqtt.p99} ms), ` +
+        `sink ${sink.readingsPerSecond}/s (p99 ${sink.p99} ms), ` +
         `API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`,
     );
   }
   await sinkGateway.stop();
+  await Promise.all(mqttClients.map((client) => client.endAsync(true)));
   const med = (pick) => median(results.runs.map(pick));
   const device = med((r) => r.device.readingsPerSecond);
   const reference = med((r) => r.api.readingsPerSecond);
@@ -153,14 +197,16 @@ try {
       ['scenario', 'readings/s', 'p50 ms', 'p99 ms', 'non-2xx'],
       [
         [`device gateway over HTTP, ${config.deviceConnections} devices, 1 reading per message`, device, med((r) => r.device.p50), med((r) => r.device.p99), med((r) => r.device.non2xx)],
+        [`device gateway over MQTT, ${config.mqttDevices} devices, 1 reading per QoS 1 PUBLISH (PUBACK latency)`, med((r) => r.mqtt.readingsPerSecond), med((r) => r.mqtt.p50), med((r) => r.mqtt.p99), med((r) => r.mqtt.non2xx)],
         [`its sink alone, ${config.sinkDevices} devices, 1 reading per submit`, med((r) => r.sink.readingsPerSecond), med((r) => r.sink.p50), med((r) => r.sink.p99), med((r) => r.sink.non2xx)],
         [`JSON API, ${config.apiBatch} per batch, ${config.apiInFlight} in flight`, reference, med((r) => r.api.p50), med((r) => r.api.p99), med((r) => r.api.non2xx)],
       ],
     ),
   );
   const sink = med((r) => r.sink.readingsPerSecond);
-  print(`device gateway over HTTP / API: ${(device / Math.max(1, reference)).toFixed(2)}x; sink / API: ${(sink / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`);
-  results.summary = { device, sink, api: reference, ratio: device / Math.max(1, reference), sinkRatio: sink / Math.max(1, reference) };
+  const mqtt = med((r) => r.mqtt.readingsPerSecond);
+  print(`device gateway over MQTT / API: ${(mqtt / Math.max(1, reference)).toFixed(2)}x; over HTTP / API: ${(device / Math.max(1, reference)).toFixed(2)}x; sink / API: ${(sink / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`);
+  results.summary = { device, mqtt, mqttRatio: mqtt / Math.max(1, reference), sink, api: reference, ratio: device / Math.max(1, reference), sinkRatio: sink / Math.max(1, reference) };
   writeResults('device-gateway', results);
 } finally {
   await stack.close();

@@ -167,13 +167,22 @@ async function seedDemoTrack(accountId, token, shipmentId) {
   return device;
 }
 
-/** The demo tracker's own credential for the device gateway (HTTP: OsmAnd, Traccar Client, our JSON). */
+/** The demo Teltonika tracker's IMEI (15 digits; the credential names the demo tracker). */
+const demoTeltonikaImei = '356307042441013';
+
+/** The demo tracker's own credentials for the device gateway: HTTP (OsmAnd, Traccar Client, our JSON), MQTT, Teltonika. */
 async function seedDemoTrackerCredential(accountId, token, deviceId) {
-  const credential = await api('POST', `/v1/accounts/${accountId}/devices/${deviceId}/credentials`, token, {
-    protocol: 'Http',
-    identifier: 'demo-tracker-1',
-  });
-  return { deviceIdentifier: credential.identifier, deviceSecret: credential.secret };
+  const at = `/v1/accounts/${accountId}/devices/${deviceId}/credentials`;
+  const http = await api('POST', at, token, { protocol: 'Http', identifier: 'demo-tracker-1' });
+  const mqtt = await api('POST', at, token, { protocol: 'Mqtt', identifier: 'demo-tracker-1' });
+  const teltonika = await api('POST', at, token, { protocol: 'Teltonika', identifier: demoTeltonikaImei });
+  return {
+    deviceIdentifier: http.identifier,
+    deviceSecret: http.secret,
+    mqttIdentifier: mqtt.identifier,
+    mqttSecret: mqtt.secret,
+    teltonikaImei: teltonika.identifier,
+  };
 }
 
 /** The lines that show how a tracker reaches the device gateway as the demo tracker. */
@@ -183,7 +192,13 @@ function deviceGatewayNotice(credentials) {
   say('Send a position as the demo tracker (OsmAnd protocol):');
   const query = `id=${credentials.deviceIdentifier}&lat=51.9225&lon=4.4792&speed=12&batt=87&timestamp=$(date +%s)`;
   process.stdout.write(`\ncurl -s "${deviceBase}/t/${credentials.deviceSecret}/?${query}"\n\n`);
-  // The MQTT and Teltonika listeners print their ready-to-paste lines for the demo tracker here.
+  if (credentials.mqttSecret) {
+    say('Or publish one over MQTT (QoS 1, acknowledged once stored):');
+    const reading = `'{"recordedAt":"'$(date -u +%FT%TZ)'","location":{"lat":51.9231,"lng":4.4801,"speedMps":11}}'`;
+    const topic = `devices/${credentials.mqttIdentifier}/readings`;
+    process.stdout.write(`mosquitto_pub -h 127.0.0.1 -p ${deviceMqttPort} -u ${credentials.mqttIdentifier} -P ${credentials.mqttSecret} -t ${topic} -q 1 -m ${reading}\n\n`);
+  }
+  if (credentials.teltonikaImei) say(`Teltonika trackers (Codec 8 / 8 Extended over TCP) connect to this machine's port ${deviceTeltonikaPort}; the demo tracker's IMEI is ${credentials.teltonikaImei}.`);
 }
 
 // Signing keys are stored encrypted with a key-encryption key: unless one is given, use this machine's own,

@@ -126,6 +126,7 @@ export class BenchStack {
     this.ports.http = await freePort();
     for (const name of ['gateway', 'oms', 'dms', 'worker', 'worker2', 'device-gateway']) this.ports[name] = await freePort();
     this.ports.deviceHttp = await freePort();
+    this.ports.deviceMqtt = await freePort();
     const databases = databaseNames(this.config);
     this.env = {
       ...process.env,
@@ -135,9 +136,9 @@ export class BenchStack {
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),
-      // The device gateway's HTTP listener; its other listeners on free ports the benchmark does not use.
+      // The device gateway's HTTP and MQTT listeners; its other listeners on free ports the benchmark does not use.
       DEVICE_HTTP_PORT: String(this.ports.deviceHttp),
-      DEVICE_MQTT_PORT: '0',
+      DEVICE_MQTT_PORT: String(this.ports.deviceMqtt),
       DEVICE_MQTTS_PORT: '0',
       DEVICE_TELTONIKA_PORT: '0',
       GATEWAY_DATABASE_URL: databaseUrl(this.config, databases.gateway),

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,13 +29,15 @@ describe('npm start', () => {
   it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
     const port = await freePort();
     const devicePort = await freePort();
+    const mqttPort = await freePort();
+    const teltonikaPort = await freePort();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
       // The device gateway's listeners on ports of this test's own.
       DEVICE_HTTP_PORT: String(devicePort),
-      DEVICE_MQTT_PORT: '0',
-      DEVICE_TELTONIKA_PORT: '0',
+      DEVICE_MQTT_PORT: String(mqttPort),
+      DEVICE_TELTONIKA_PORT: String(teltonikaPort),
       OPS_PORT: '0',
       GATEWAY_DATABASE_URL: databaseUrl(`${prefix}gateway`),
       OMS_DATABASE_URL: databaseUrl(`${prefix}oms`),
@@ -63,8 +65,9 @@ describe('npm start', () => {
     // For people: one readable line per service at the default level, none of Nest's start-up narration
     // (modules initialised, routes mapped: 161 lines before), no JSON; the short lateness bound, said.
     const printed = output.slice(0, output.indexOf('Press Ctrl-C')).split('\n');
-    // About 20 lines for the API's stack, and the device gateway's started line, its listeners and its OsmAnd line.
-    expect(printed.length, output).toBeLessThanOrEqual(28);
+    // About 20 lines for the API's stack, and the device gateway's started line, its listeners, its OsmAnd
+    // line, its mosquitto_pub line (3 with its heading and blank line) and where Teltonika trackers connect.
+    expect(printed.length, output).toBeLessThanOrEqual(32);
     expect(output).not.toMatch(/"level":|InstanceLoader|RouterExplorer|Mapped \{/);
     for (const service of ['gateway', 'oms', 'dms', 'worker', 'device-gateway']) {
       expect(printed.filter((line) => line.includes(`[${service}]`) && line.includes(`${service} started`)), output).toHaveLength(1);
@@ -110,6 +113,24 @@ describe('npm start', () => {
       devices: { id: string; lastLocation: { lat: number; recordedAt: string } | null }[];
     };
     expect(devices.devices[0]?.lastLocation).toMatchObject({ lat: 51.9225, recordedAt: new Date(sent * 1000).toISOString() });
+
+    // The mosquitto_pub line it prints stores a reading too, run as pasted into a shell (Mosquitto's own
+    // client; QoS 1, so it exits 0 only once its PUBACK came, after the commit).
+    const mosquitto = new RegExp(`^mosquitto_pub -h 127\\.0\\.0\\.1 -p ${mqttPort} -u demo-tracker-1 -P dvs_\\S+ -t devices/demo-tracker-1/readings -q 1 -m .+$`, 'm').exec(output);
+    expect(mosquitto, output).not.toBeNull();
+    // Its `$(date ...)` has whole seconds too: pasted within the OsmAnd reading's second, it would be the
+    // same instant with other values (409 ConflictingReading, acknowledged and refused). A person pastes
+    // later; the test waits for the next whole second.
+    await new Promise((resolve) => setTimeout(resolve, (sent + 1) * 1000 - Date.now()));
+    const pasted = spawnSync('bash', ['-c', mosquitto![0]], { encoding: 'utf8', timeout: 20_000 });
+    expect(pasted.status, `${pasted.stdout}${pasted.stderr}`).toBe(0);
+    const deviceId = devices.devices[0]!.id;
+    // From the OsmAnd paste's time on: the seeded track's older readings fill the first page otherwise.
+    const readings = (await (await fetch(`${base}/v1/accounts/${credentials.accountId}/devices/${deviceId}/readings?from=${new Date(sent * 1000).toISOString()}`, { headers: { authorization: `Bearer ${accessToken}` } })).json()) as {
+      readings: { recordedAt: string; location?: { lat: number; lng: number } }[];
+    };
+    expect(readings.readings.filter((reading) => reading.location?.lat === 51.9231), JSON.stringify(readings)).toHaveLength(1);
+    expect(output).toContain(`Teltonika trackers (Codec 8 / 8 Extended over TCP) connect to this machine's port ${teltonikaPort}; the demo tracker's IMEI is 356307042441013.`);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

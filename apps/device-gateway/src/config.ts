@@ -26,7 +26,7 @@ export const deviceGatewayConfigSchema = {
   DEVICE_HOST: env.string({ default: '127.0.0.1' }),
   /** OsmAnd, Traccar Client and our JSON over HTTP(S). */
   DEVICE_HTTP_PORT: port(5055),
-  /** MQTT 3.1.1 and 5; `npm start` and the tests use 1884 (Mosquitto holds 1883 on development machines). */
+  /** MQTT 3.1.1 and 5; `npm start` uses 1884 (Mosquitto holds 1883 on development machines), the tests a free port. */
   DEVICE_MQTT_PORT: port(1883),
   /** MQTT over TLS, when DEVICE_TLS_CERT_FILE and DEVICE_TLS_KEY_FILE are set. */
   DEVICE_MQTTS_PORT: port(8883),

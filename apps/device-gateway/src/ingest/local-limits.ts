@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
  * shared Redis buckets: a Redis round trip per device message would cost more than the message, and
  * both limits protect this replica. The LRU bounds memory; a key falls out once its bucket is full again.
  */
-export class LocalRateLimiter {
+export class LocalRateLimiter implements AddressLimiter {
   private readonly interval: number;
   private readonly capacity: number;
   private readonly buckets: LRUCache<string, number>;
@@ -35,8 +35,20 @@ export class LocalRateLimiter {
   }
 }
 
+/** What a listener needs of the failed-authentication limit: `allows` before checking, `take` after a failure. */
+export interface AddressLimiter {
+  allows(key: string): boolean;
+  take(key: string): number;
+}
+
+/** What a listener needs of the connection budget: a place per open connection, given back once on close. */
+export interface ConnectionSlots {
+  tryAcquire(): boolean;
+  release(): void;
+}
+
 /** The open connections of every listener of this replica, against DEVICE_MAX_CONNECTIONS. */
-export class ConnectionBudget {
+export class ConnectionBudget implements ConnectionSlots {
   private open = 0;
 
   constructor(private readonly max: number) {}

@@ -4,7 +4,7 @@ import { type ErrorBody, ErrorCode } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
 import mqttPacket, { type IConnectPacket, type IPublishPacket, type ISubscribePacket, type IUnsubscribePacket, type Packet } from 'mqtt-packet';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceSink, SubmitResult } from '../ingest/device-sink.js';
-import type { FailedAuthLimiter } from './failed-auth-limiter.js';
+import type { AddressLimiter } from '../ingest/local-limits.js';
 import { type Frame, MqttFramer } from './mqtt-framer.js';
 import type { MqttMetrics, MqttRefusal } from './mqtt-metrics.js';
 import { MAX_PAYLOAD_BYTES, readingsFromPayload } from './mqtt-payload.js';
@@ -54,8 +54,8 @@ export interface ConnectionHost {
   readonly logger: Logger;
   readonly maxPacketBytes: number;
   readonly maxInFlight: number;
-  /** Refuses addresses with too many failed authentications; null: no limit. */
-  readonly failedAuth: FailedAuthLimiter | null;
+  /** Refuses addresses with too many failed authentications (the replica's, shared by every protocol); null: no limit. */
+  readonly failedAuth: AddressLimiter | null;
   /** Counts a submit the listener's stop() must wait for. */
   track(work: Promise<void>): void;
   /** Called once the connection authenticated; the listener closes an older connection of the same client id. */
@@ -236,7 +236,7 @@ export class MqttConnection {
       return this.refuseConnect('protocol_error', ReturnCode.IdentifierRejected, Reason.ClientIdentifierNotValid);
     }
     const address = this.socket.remoteAddress;
-    if (this.host.failedAuth && !this.host.failedAuth.allows(address)) return this.refuseConnect('address_blocked', ReturnCode.NotAuthorized, Reason.Banned);
+    if (this.host.failedAuth && address !== undefined && !this.host.failedAuth.allows(address)) return this.refuseConnect('address_blocked', ReturnCode.NotAuthorized, Reason.Banned);
     if (!packet.username || !packet.password) return this.badCredentials(address);
     let identity: DeviceIdentity | null;
     try {
@@ -282,7 +282,7 @@ export class MqttConnection {
   }
 
   private badCredentials(address: string | undefined): void {
-    this.host.failedAuth?.failed(address);
+    if (address !== undefined) this.host.failedAuth?.take(address);
     this.refuseConnect('bad_credentials', ReturnCode.BadUserNameOrPassword, Reason.BadUserNameOrPassword);
   }
 

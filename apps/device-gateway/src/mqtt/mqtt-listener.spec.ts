@@ -2,15 +2,16 @@ import { connect as connectTcp, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deferred, TestAuthenticator, TestSink } from '../../../../test/support/device-doubles.js';
 import { eventually } from '../../../../test/support/eventually.js';
 import { makeTlsFiles } from '../../../../test/support/tls-files.js';
+import { DeviceMetrics } from '../ingest/device-metrics.js';
 import type { SubmitResult } from '../ingest/device-sink.js';
-import { FailedAuthLimiter } from './failed-auth-limiter.js';
+import { LocalRateLimiter } from '../ingest/local-limits.js';
 import { MqttListener, type MqttListenerOptions } from './mqtt-listener.js';
-import { PromMqttMetrics } from './mqtt-metrics.js';
+import { DeviceMqttMetrics } from './mqtt-metrics.js';
 
 const SECRET = 'dvs_secret-of-truck-1';
 const reading = (n = 0) => ({ recordedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(), location: { lat: 52.5, lng: 13.4 } });
@@ -32,8 +33,9 @@ async function start(options: Partial<MqttListenerOptions> = {}): Promise<Runnin
   auth.add('truck-1', SECRET);
   auth.add('truck-2', 'dvs_secret-of-truck-2');
   const sink = new TestSink();
-  const registry = new Registry();
-  const listener = new MqttListener(auth, sink, { port: 0, host: '127.0.0.1', metrics: new PromMqttMetrics(registry), ...options });
+  const metrics = new DeviceMetrics();
+  const registry = metrics.registry;
+  const listener = new MqttListener(auth, sink, { port: 0, host: '127.0.0.1', metrics: new DeviceMqttMetrics(metrics), ...options });
   const { port, tlsPort } = await listener.start();
   const run = { listener, port, tlsPort, auth, sink, registry };
   running.push(run);
@@ -113,7 +115,7 @@ describe.each([4, 5] as const)('MQTT listener, protocol version %i', (version) =
     expect((await connectError(run, version, { username: 'nobody', password: SECRET })).code).toBe(code);
     expect((await connectError(run, version, { username: 'truck-2', password: SECRET })).code).toBe(code);
     expect((await connectError(run, version, { username: undefined, password: undefined })).code).toBe(code);
-    expect(await metric(run, 'device_refusals_total', { reason: 'bad_credentials' })).toBe(4);
+    expect(await metric(run, 'device_authentication_failures_total', { reason: 'credentials' })).toBe(4);
     await eventually(() => run.listener.connectionCount, (n) => n === 0, 'the refused connections closing');
   });
 
@@ -130,8 +132,8 @@ describe.each([4, 5] as const)('MQTT listener, protocol version %i', (version) =
     const failure = version === 5 ? 0x87 : 0x80;
     expect(suback.granted).toEqual([failure, failure, failure, 0]);
     expect(run.sink.submissions).toHaveLength(0);
-    expect(await metric(run, 'device_refusals_total', { reason: 'topic_not_allowed' })).toBe(1);
-    expect(await metric(run, 'device_refusals_total', { reason: 'subscription_not_allowed' })).toBe(3);
+    expect(await metric(run, 'device_refusals_total', { reason: 'topic-not-allowed' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'subscription-not-allowed' })).toBe(3);
   });
 
   it('acknowledges a payload that is not a reading without storing it, and says why on devices/{identifier}/rejected', async () => {
@@ -151,7 +153,7 @@ describe.each([4, 5] as const)('MQTT listener, protocol version %i', (version) =
     expect(bodies.map((b) => (b as { error: { code: string } }).error.code)).toEqual([
       'MalformedRequest', 'MalformedRequest', 'MalformedRequest', 'MalformedRequest', 'InvalidParameter', 'InvalidParameter', 'InvalidParameter',
     ]);
-    expect(await metric(run, 'device_refusals_total', { reason: 'invalid_payload' })).toBe(7);
+    expect(await metric(run, 'device_refusals_total', { reason: 'invalid-payload' })).toBe(7);
   });
 
   it('refuses a payload over 256 KiB without storing it', async () => {
@@ -216,7 +218,7 @@ describe.each([4, 5] as const)('MQTT listener, protocol version %i', (version) =
     void again.publishAsync('devices/truck-1/readings', JSON.stringify(reading()), { qos: 1 }).then(() => (acknowledged = true), () => undefined);
     await goneAgain;
     expect(acknowledged).toBe(false);
-    expect(await metric(run, 'device_refusals_total', { reason: 'revoked' })).toBe(2);
+    expect(await metric(run, 'device_authentication_failures_total', { reason: 'revoked' })).toBe(2);
   });
 
   it('hands over to a new connection with the same client id', async () => {
@@ -245,8 +247,8 @@ describe('MQTT listener, MQTT 5 only', () => {
     retained.send({ cmd: 'publish', topic: 'devices/truck-1/readings', payload: Buffer.from(JSON.stringify(reading())), qos: 1, messageId: 1, retain: true, dup: false });
     expect(await retained.next()).toMatchObject({ cmd: 'disconnect', reasonCode: 0x9a });
     expect(run.sink.submissions).toHaveLength(0);
-    expect(await metric(run, 'device_refusals_total', { reason: 'qos_not_supported' })).toBe(1);
-    expect(await metric(run, 'device_refusals_total', { reason: 'retain_not_supported' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'qos-not-supported' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'retain-not-supported' })).toBe(1);
   });
 
   it('answers a limited message with PUBACK 0x97 (quota exceeded)', async () => {
@@ -323,7 +325,7 @@ describe('MQTT listener, MQTT 3.1.1 only', () => {
     await c.publishAsync('devices/truck-1/readings', JSON.stringify({ ...reading(), note: 'x'.repeat(8192) }), { qos: 1 });
     await c.publishAsync('devices/truck-1/readings', JSON.stringify(reading()), { qos: 1 });
     expect(run.sink.submissions).toHaveLength(1);
-    expect(await metric(run, 'device_refusals_total', { reason: 'packet_too_large' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'packet-too-large' })).toBe(1);
   });
 });
 
@@ -334,7 +336,7 @@ describe('MQTT listener, before authentication', () => {
     const started = Date.now();
     await new Promise((resolve) => socket.once('close', resolve));
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
-    expect(await metric(run, 'device_refusals_total', { reason: 'auth_deadline' })).toBe(1);
+    expect(await metric(run, 'device_authentication_failures_total', { reason: 'timeout' })).toBe(1);
   });
 
   it('closes a connection whose CONNECT is still authenticating when the deadline passes', async () => {
@@ -346,7 +348,7 @@ describe('MQTT listener, before authentication', () => {
     await new Promise((resolve) => socket.once('close', resolve));
     hang.resolve();
     await eventually(() => run.listener.connectionCount, (n) => n === 0, 'the connection closing');
-    expect(await metric(run, 'device_refusals_total', { reason: 'auth_deadline' })).toBe(1);
+    expect(await metric(run, 'device_authentication_failures_total', { reason: 'timeout' })).toBe(1);
   });
 
   it('closes a connection announcing a packet over the pre-authentication limit, without reading its body', async () => {
@@ -355,7 +357,7 @@ describe('MQTT listener, before authentication', () => {
     // A CONNECT header announcing 1 MB; the body never comes.
     socket.write(Buffer.from([0x10, 0x80, 0x80, 0x40]));
     await new Promise((resolve) => socket.once('close', resolve));
-    expect(await metric(run, 'device_refusals_total', { reason: 'packet_too_large' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'packet-too-large' })).toBe(1);
   });
 
   it('closes a connection whose first packet is not CONNECT, or is not MQTT at all', async () => {
@@ -365,12 +367,12 @@ describe('MQTT listener, before authentication', () => {
       socket.write(bytes);
       await new Promise((resolve) => socket.once('close', resolve));
     }
-    expect(await metric(run, 'device_refusals_total', { reason: 'protocol_error' })).toBe(3);
+    expect(await metric(run, 'device_refusals_total', { reason: 'protocol-error' })).toBe(3);
     await eventually(() => run.listener.connectionCount, (n) => n === 0, 'the connections closing');
   });
 
   it.each([4, 5] as const)('refuses an address after too many failed authentications, even with a good secret (MQTT %i)', async (version) => {
-    const run = await start({ failedAuthLimiter: new FailedAuthLimiter({ maxFailures: 2, windowMs: 60_000 }) });
+    const run = await start({ failedAuthLimiter: new LocalRateLimiter({ quota: 2, windowSeconds: 60, burst: 2 }) });
     const bad = version === 5 ? 0x86 : 4;
     expect((await connectError(run, version, { password: 'dvs_guess-1' })).code).toBe(bad);
     expect((await connectError(run, version, { username: 'guess', password: 'dvs_guess-2' })).code).toBe(bad);
@@ -378,7 +380,7 @@ describe('MQTT listener, before authentication', () => {
     run.auth.authenticateHook = async () => void checked++;
     expect((await connectError(run, version, {})).code).toBe(version === 5 ? 0x8a : 5);
     expect(checked).toBe(0);
-    expect(await metric(run, 'device_refusals_total', { reason: 'address_blocked' })).toBe(1);
+    expect(await metric(run, 'device_authentication_failures_total', { reason: 'address-limit' })).toBe(1);
   });
 
   it('refuses connections over the cap at once', async () => {
@@ -387,7 +389,7 @@ describe('MQTT listener, before authentication', () => {
     await client(run, 5, { clientId: 'other' });
     const third = await openSocket(run.port);
     await new Promise((resolve) => third.once('close', resolve));
-    expect(await metric(run, 'device_refusals_total', { reason: 'connection_cap' })).toBe(1);
+    expect(await metric(run, 'device_refusals_total', { reason: 'connection-limit' })).toBe(1);
   });
 });
 

@@ -2,7 +2,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { createServer as createTlsServer } from 'node:tls';
 import { createLogger, type Logger } from '@tracking/core';
 import type { DeviceAuthenticator, DeviceSink } from '../ingest/device-sink.js';
-import { FailedAuthLimiter } from './failed-auth-limiter.js';
+import { type AddressLimiter, type ConnectionSlots, LocalRateLimiter } from '../ingest/local-limits.js';
 import { type ConnectionHost, MqttConnection, Reason } from './mqtt-connection.js';
 import { type MqttMetrics, noMqttMetrics } from './mqtt-metrics.js';
 import { MAX_PAYLOAD_BYTES } from './mqtt-payload.js';
@@ -21,13 +21,19 @@ export interface MqttListenerOptions {
   authDeadlineMs?: number;
   /** Connections at once on this listener, plain and TLS together (default 50,000). */
   maxConnections?: number;
+  /**
+   * The replica's connection budget shared with the other listeners (DEVICE_MAX_CONNECTIONS): a place is
+   * taken per connection accepted and given back when it closes; none left closes the new one at once.
+   */
+  connectionSlots?: ConnectionSlots;
   /** QoS 1 and 2 messages of one connection submitted and not yet acknowledged; reading pauses at this many. */
   maxInFlight?: number;
   /**
-   * Failed authentications per address before CONNECTs from it are refused unchecked; share one
-   * instance between listeners to count guesses across protocols. Default 20 per minute; null: none.
+   * Failed authentications per address before CONNECTs from it are refused unchecked (`take` after each
+   * failure, `allows` before checking). The device gateway hands every listener the replica's one
+   * limiter (DEVICE_AUTH_FAILURE_LIMIT), so guesses count across protocols. Default 20 per minute; null: none.
    */
-  failedAuthLimiter?: FailedAuthLimiter | null;
+  failedAuthLimiter?: AddressLimiter | null;
   metrics?: MqttMetrics;
   logger?: Logger;
 }
@@ -57,6 +63,7 @@ export class MqttListener {
   private readonly authDeadlineMs: number;
   private readonly metrics: MqttMetrics;
   private stopping = false;
+  private serversClosed: Promise<void> | undefined;
 
   constructor(
     authenticator: DeviceAuthenticator,
@@ -74,7 +81,7 @@ export class MqttListener {
       logger: options.logger ?? createLogger('device-gateway').child({ listener: 'mqtt' }),
       maxPacketBytes: options.maxPacketBytes ?? MAX_PAYLOAD_BYTES + 1024,
       maxInFlight: options.maxInFlight ?? 16,
-      failedAuth: options.failedAuthLimiter === undefined ? new FailedAuthLimiter({ maxFailures: 20, windowMs: 60_000 }) : options.failedAuthLimiter,
+      failedAuth: options.failedAuthLimiter === undefined ? new LocalRateLimiter({ quota: 20, windowSeconds: 60, burst: 20 }) : options.failedAuthLimiter,
       track: (work) => {
         this.inFlight.add(work);
         void work.finally(() => this.inFlight.delete(work));
@@ -101,18 +108,31 @@ export class MqttListener {
     return { port, tlsPort };
   }
 
-  /**
-   * Stops accepting, reads nothing more from the open connections, waits until every submitted
-   * message settled (and its acknowledgement was written), then closes the connections, MQTT 5 ones
-   * with DISCONNECT 0x8B (server shutting down).
-   */
+  /** The graceful stop in one: `stopAccepting`, then `close`. */
   async stop(): Promise<void> {
+    await this.stopAccepting();
+    await this.close();
+  }
+
+  /**
+   * Graceful shutdown, step 1: stops accepting and reads nothing more from the open connections (what
+   * they already sent is still submitted and acknowledged).
+   */
+  async stopAccepting(): Promise<void> {
     this.stopping = true;
-    const closed = Promise.all(this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    this.serversClosed ??= Promise.all(this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))).then(() => undefined);
     for (const connection of this.connections) connection.drain();
+  }
+
+  /**
+   * Graceful shutdown, last step: waits until every submitted message settled (and its acknowledgement
+   * was written), then closes the connections, MQTT 5 ones with DISCONNECT 0x8B (server shutting down).
+   */
+  async close(): Promise<void> {
+    if (!this.stopping) await this.stopAccepting();
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     for (const connection of [...this.connections]) connection.close(Reason.ServerShuttingDown);
-    await closed;
+    await this.serversClosed;
   }
 
   /** Connections open now, authenticated or not. */
@@ -132,7 +152,7 @@ export class MqttListener {
   }
 
   private accept(socket: Socket): void {
-    if (this.stopping || this.connections.size >= this.maxConnections) {
+    if (this.stopping || this.connections.size >= this.maxConnections || (this.options.connectionSlots && !this.options.connectionSlots.tryAcquire())) {
       this.metrics.refused('connection_cap');
       socket.on('error', () => undefined);
       socket.destroy();
@@ -158,6 +178,7 @@ export class MqttListener {
 
   private forget(connection: MqttConnection): void {
     if (!this.connections.delete(connection)) return;
+    this.options.connectionSlots?.release();
     this.metrics.connectionClosed();
     const session = connection.session;
     if (!session) return;

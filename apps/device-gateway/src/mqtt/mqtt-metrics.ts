@@ -1,6 +1,9 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { DeviceMetrics } from '../ingest/device-metrics.js';
 
-/** Why the listener refused something; each is counted (`device_refusals_total{protocol="Mqtt",reason}`). */
+/**
+ * Why the listener refused something; each is counted, failed authentications in
+ * `device_authentication_failures_total{protocol="Mqtt",reason}`, the rest in `device_refusals_total`.
+ */
 export type MqttRefusal =
   | 'connection_cap'
   | 'auth_deadline'
@@ -23,7 +26,7 @@ export type MqttMessageOutcome = 'committed' | 'invalid_payload' | 'limited' | '
 
 /**
  * What the MQTT listener reports. An interface so that the device gateway can hand every listener one
- * set of series labelled by protocol; `PromMqttMetrics` is the prom-client implementation.
+ * set of series labelled by protocol; `DeviceMqttMetrics` counts into the device gateway's `DeviceMetrics`.
  */
 export interface MqttMetrics {
   connectionOpened(): void;
@@ -44,65 +47,53 @@ export const noMqttMetrics: MqttMetrics = {
   acknowledged: () => undefined,
 };
 
-/** Acknowledgement latency buckets in seconds: a batch wait of 20 ms plus a DMS commit, to past a 5 s outage. */
-const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** The refusals that are failed authentications, with the reason every protocol counts them under. */
+const AUTH_FAILURES: Partial<Record<MqttRefusal, string>> = {
+  bad_credentials: 'credentials',
+  address_blocked: 'address-limit',
+  auth_deadline: 'timeout',
+  revoked: 'revoked',
+};
 
-/** The MQTT listener's series in a service's prom-client registry, each labelled `protocol="Mqtt"`. */
-export class PromMqttMetrics implements MqttMetrics {
+/** Refusal reasons spelled as the other listeners spell theirs (`connection-limit`, `packet-too-large`, ...). */
+const REFUSAL_REASONS: Partial<Record<MqttRefusal, string>> = { connection_cap: 'connection-limit' };
+
+/**
+ * The MQTT listener's counts in the device gateway's one set of series (`DeviceMetrics`), each labelled
+ * `protocol="Mqtt"`: failed authentications in `device_authentication_failures_total{reason}` as HTTP and
+ * Teltonika count theirs (credentials, address-limit, timeout, revoked), every other refusal in
+ * `device_refusals_total{reason}`.
+ */
+export class DeviceMqttMetrics implements MqttMetrics {
   private readonly labels = { protocol: 'Mqtt' } as const;
-  private readonly connections: Gauge<'protocol'>;
-  private readonly refusals: Counter<'protocol' | 'reason'>;
-  private readonly messages: Counter<'protocol' | 'outcome'>;
-  private readonly readingCounts: Counter<'protocol' | 'outcome'>;
-  private readonly ackLatency: Histogram<'protocol'>;
 
-  constructor(registry: Registry) {
-    const registers = [registry];
-    this.connections = new Gauge({ name: 'device_connections', help: 'Open device connections, by protocol.', labelNames: ['protocol'], registers });
-    this.refusals = new Counter({
-      name: 'device_refusals_total',
-      help: 'Connections, packets and messages refused, by protocol and reason (bad_credentials counts authentication failures).',
-      labelNames: ['protocol', 'reason'],
-      registers,
-    });
-    this.messages = new Counter({ name: 'device_messages_total', help: 'Device messages, by protocol and outcome.', labelNames: ['protocol', 'outcome'], registers });
-    this.readingCounts = new Counter({
-      name: 'device_readings_total',
-      help: 'Readings of committed device messages, by protocol and outcome (accepted, duplicate, rejected).',
-      labelNames: ['protocol', 'outcome'],
-      registers,
-    });
-    this.ackLatency = new Histogram({
-      name: 'device_ack_duration_seconds',
-      help: 'From a device message read to its acknowledgement written, by protocol.',
-      labelNames: ['protocol'],
-      buckets: ACK_BUCKETS,
-      registers,
-    });
-    this.connections.set(this.labels, 0);
+  constructor(private readonly metrics: DeviceMetrics) {
+    metrics.connections.set(this.labels, 0);
   }
 
   connectionOpened(): void {
-    this.connections.inc(this.labels);
+    this.metrics.connected('Mqtt');
   }
 
   connectionClosed(): void {
-    this.connections.dec(this.labels);
+    this.metrics.disconnected('Mqtt');
   }
 
   refused(reason: MqttRefusal): void {
-    this.refusals.inc({ ...this.labels, reason });
+    const authFailure = AUTH_FAILURES[reason];
+    if (authFailure) this.metrics.authFailures.inc({ ...this.labels, reason: authFailure });
+    else this.metrics.refusals.inc({ ...this.labels, reason: REFUSAL_REASONS[reason] ?? reason.replaceAll('_', '-') });
   }
 
   message(outcome: MqttMessageOutcome): void {
-    this.messages.inc({ ...this.labels, outcome });
+    this.metrics.messages.inc({ ...this.labels, outcome: outcome.replaceAll('_', '-') });
   }
 
   readings(outcome: 'accepted' | 'duplicate' | 'rejected', count: number): void {
-    if (count > 0) this.readingCounts.inc({ ...this.labels, outcome }, count);
+    if (count > 0) this.metrics.readings.inc({ ...this.labels, outcome }, count);
   }
 
   acknowledged(seconds: number): void {
-    this.ackLatency.observe(this.labels, seconds);
+    this.metrics.ackLatency.observe(this.labels, seconds);
   }
 }

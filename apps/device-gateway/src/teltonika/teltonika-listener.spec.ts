@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { ErrorCode } from '@tracking/contracts';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTlsFiles, type TlsFiles } from '../../../../test/support/tls-files.js';
+import { DeviceMetrics } from '../ingest/device-metrics.js';
+import { eventually } from '../../../../test/support/eventually.js';
+import { ConnectionBudget, LocalRateLimiter } from '../ingest/local-limits.js';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceProtocol, DeviceSink, SubmitResult } from '../ingest/device-sink.js';
 import { type AvlRecord, CODEC_8, CODEC_8_EXTENDED, crc16Ibm, encodeAvlPacket, encodeHandshake } from './teltonika-codec.js';
 import { TeltonikaListener, type TeltonikaListenerOptions } from './teltonika-listener.js';
@@ -113,6 +116,7 @@ const committed = (accepted: number, rejected: { index: number }[] = []): Submit
   outcome: {
     accepted,
     duplicates: 0,
+    unassigned: 0,
     rejected: rejected.map(({ index }) => ({ index, error: { code: ErrorCode.InvalidParameter, message: 'recordedAt is out of range' } })),
   },
 });
@@ -199,13 +203,14 @@ describe('TeltonikaListener', () => {
   async function start(options: Partial<TeltonikaListenerOptions> = {}, sinkInstead?: DeviceSink): Promise<void> {
     authenticator = new TestAuthenticator();
     sink = new TestSink();
-    registry = new Registry();
+    const metrics = new DeviceMetrics();
+    registry = metrics.registry;
     listener = new TeltonikaListener(authenticator, sinkInstead ?? sink, {
       port: 0,
       host: '127.0.0.1',
       authDeadlineMs: 10_000,
       maxConnections: 100,
-      metrics: registry,
+      metrics,
       ...options,
     });
     port = (await listener.start()).port;
@@ -244,7 +249,7 @@ describe('TeltonikaListener', () => {
       expect(await tracker.login('490154203237518')).toEqual(REFUSED);
       await tracker.closed;
       expect(tracker.received).toEqual(REFUSED);
-      expect(await metric('device_auth_failures_total', { protocol: 'Teltonika' })).toBe(1);
+      expect(await metric('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'credentials' })).toBe(1);
     });
 
     it('answers 0x00 to the IMEI of a retired device and closes', async () => {
@@ -281,7 +286,7 @@ describe('TeltonikaListener', () => {
       tracker.send(encodeHandshake(IMEI).subarray(0, 5));
       await tracker.closed;
       expect(tracker.received).toEqual(Buffer.alloc(0));
-      expect(await metric('device_auth_failures_total', { protocol: 'Teltonika' })).toBe(1);
+      expect(await metric('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'timeout' })).toBe(1);
     });
 
     it('closes a connection whose authentication outlasts the deadline', async () => {
@@ -317,6 +322,37 @@ describe('TeltonikaListener', () => {
       const third = await device();
       await third.closed;
       expect(await second.login(OTHER_IMEI)).toEqual(ACCEPTED);
+    });
+
+    it('refuses an address after too many unknown IMEIs, even a known IMEI, without asking the authenticator', async () => {
+      await start({ failedAuth: new LocalRateLimiter({ quota: 2, windowSeconds: 60, burst: 2 }) });
+      for (const imei of ['490154203237518', '490154203237519']) {
+        const guess = await device();
+        expect(await guess.login(imei)).toEqual(REFUSED);
+        await guess.closed;
+      }
+      const asked = authenticator.calls.length;
+      const tracker = await device();
+      expect(await tracker.login()).toEqual(REFUSED);
+      await tracker.closed;
+      expect(authenticator.calls).toHaveLength(asked);
+      expect(await metric('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'credentials' })).toBe(2);
+      expect(await metric('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'address-limit' })).toBe(1);
+    });
+
+    it('takes a place of the shared connection budget per connection and gives it back on close', async () => {
+      const budget = new ConnectionBudget(1);
+      await start({ connectionSlots: budget });
+      const first = await device();
+      expect(await first.login()).toEqual(ACCEPTED);
+      expect(budget.count).toBe(1);
+      const second = await device();
+      await second.closed;
+      expect(second.received).toEqual(Buffer.alloc(0));
+      expect(await metric('device_refusals_total', { protocol: 'Teltonika', reason: 'connection-limit' })).toBe(1);
+      first.destroy();
+      await first.closed;
+      await eventually(() => budget.count, (n) => n === 0, 'the place given back');
     });
   });
 
@@ -618,7 +654,7 @@ describe('TeltonikaListener', () => {
       await start({ tls: { certFile: tls.serverCert, keyFile: tls.serverKey }, authDeadlineMs: 300 });
       const silent = await device();
       await silent.closed;
-      expect(await metric('device_auth_failures_total', { protocol: 'Teltonika' })).toBe(1);
+      expect(await metric('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'timeout' })).toBe(1);
     });
 
     it('refuses a plain TCP client', async () => {

@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket } from 'node:tls';
 import type { Logger } from '@tracking/core';
-import type { Registry } from 'prom-client';
+import type { DeviceMetrics } from '../ingest/device-metrics.js';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceSink, SubmitResult } from '../ingest/device-sink.js';
+import type { AddressLimiter, ConnectionSlots } from '../ingest/local-limits.js';
 import {
   AvlPacketReader,
   decodeAvlPacket,
@@ -18,16 +19,24 @@ import { TeltonikaMetrics } from './teltonika-metrics.js';
 export interface TeltonikaListenerOptions {
   port: number;
   host?: string;
-  /** Teltonika over TLS when both files are given (PEM). */
-  tls?: { certFile: string; keyFile: string };
+  /** Teltonika over TLS: the PEM files, or their contents (the device gateway's DEVICE_TLS_* as read at start). */
+  tls?: { certFile: string; keyFile: string } | { cert: Buffer; key: Buffer };
   /** A connection that has not sent a known IMEI within this time is closed (the contract's 10 s). */
   authDeadlineMs: number;
   /** Connections beyond this are closed as they arrive. */
   maxConnections: number;
+  /** The replica's connection budget shared with the other listeners (DEVICE_MAX_CONNECTIONS). */
+  connectionSlots?: ConnectionSlots;
+  /**
+   * Failed authentications per address (the replica's one limiter, shared by every protocol): an unknown
+   * or retired IMEI and a malformed handshake each `take` one; an address without budget is answered 0x00
+   * before its IMEI is looked up.
+   */
+  failedAuth?: AddressLimiter;
   /** The largest AVL data length accepted; a longer announced length closes the connection. */
   maxDataLength?: number;
-  /** The registry the device gateway exposes on its metrics endpoint. */
-  metrics?: Registry;
+  /** The device gateway's metrics (its registry is served on the ops port). */
+  metrics?: DeviceMetrics;
   logger?: Logger;
 }
 
@@ -49,6 +58,7 @@ export class TeltonikaListener {
   private readonly connections = new Set<TeltonikaConnection>();
   private readonly metrics: TeltonikaMetrics | undefined;
   private stopping = false;
+  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly authenticator: DeviceAuthenticator,
@@ -61,7 +71,11 @@ export class TeltonikaListener {
   /** Starts listening; resolves with the port bound (useful with port 0). */
   async start(): Promise<{ port: number }> {
     const { tls } = this.options;
-    const secureContext = tls ? createSecureContext({ cert: await readFile(tls.certFile), key: await readFile(tls.keyFile) }) : undefined;
+    const secureContext = !tls
+      ? undefined
+      : 'cert' in tls
+        ? createSecureContext({ cert: tls.cert, key: tls.key })
+        : createSecureContext({ cert: await readFile(tls.certFile), key: await readFile(tls.keyFile) });
     // A plain TCP server either way: with TLS each socket is wrapped as it arrives, so that the deadline
     // to authenticate runs from the TCP connect and covers the TLS handshake too.
     const server = createTcpServer((raw) => {
@@ -82,18 +96,30 @@ export class TeltonikaListener {
     return { port: (server.address() as AddressInfo).port };
   }
 
-  /**
-   * Stops accepting, lets the packets in flight finish (committed ones are still acknowledged), then
-   * closes every connection.
-   */
+  /** The graceful stop in one: `stopAccepting`, then `close`. */
   async stop(): Promise<void> {
+    await this.stopAccepting();
+    await this.close();
+  }
+
+  /** Graceful shutdown, step 1: stops accepting; open connections take no new packet (those in flight go on). */
+  async stopAccepting(): Promise<void> {
     const server = this.server;
-    if (!server) return;
+    if (!server || this.stopping) return;
     this.stopping = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    this.closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * Graceful shutdown, last step: lets the packets in flight finish (committed ones are still
+   * acknowledged), then closes every connection.
+   */
+  async close(): Promise<void> {
+    if (!this.server) return;
+    await this.stopAccepting();
     await Promise.all([...this.connections].map((connection) => connection.drain()));
     for (const connection of this.connections) connection.close();
-    await closed;
+    await this.closed;
     this.server = undefined;
   }
 
@@ -102,9 +128,19 @@ export class TeltonikaListener {
       socket.destroy();
       return;
     }
+    const slots = this.options.connectionSlots;
+    if (slots && !slots.tryAcquire()) {
+      this.metrics?.refused('connection-limit');
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
     const connection = new TeltonikaConnection(socket, this.authenticator, this.sink, this.options, this.metrics, () => this.stopping);
     this.connections.add(connection);
-    socket.once('close', () => this.connections.delete(connection));
+    socket.once('close', () => {
+      this.connections.delete(connection);
+      slots?.release();
+    });
   }
 }
 
@@ -124,6 +160,7 @@ class TeltonikaConnection {
   private readonly log: Logger | undefined;
   /** Bytes held while a packet is in flight before the socket is paused: one more whole packet. */
   private readonly holdLimit: number;
+  private readonly failedAuth: AddressLimiter | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -138,8 +175,9 @@ class TeltonikaConnection {
     this.holdLimit = maxDataLength + 12;
     this.log = options.logger?.child({ protocol: 'Teltonika', remoteAddress: socket.remoteAddress });
     metrics?.connectionOpened();
+    this.failedAuth = options.failedAuth;
     this.authTimer = setTimeout(() => {
-      this.metrics?.authFailed();
+      this.metrics?.authFailed('timeout');
       this.log?.info('teltonika: no IMEI accepted before the deadline, closing');
       this.close();
     }, options.authDeadlineMs);
@@ -184,6 +222,14 @@ class TeltonikaConnection {
         this.refuse();
         return;
       }
+      const address = this.socket.remoteAddress;
+      if (this.failedAuth && address !== undefined && !this.failedAuth.allows(address)) {
+        // Too many unknown IMEIs from this address: refused before this one is looked up.
+        this.log?.info({ imei: result.imei }, 'teltonika: address over its failed-authentication limit, refusing');
+        this.metrics?.authFailed('address-limit');
+        this.close(REFUSE);
+        return;
+      }
       this.reader.push(this.handshake.subarray(result.consumed));
       this.handshake = Buffer.alloc(0);
       this.state = 'authenticating';
@@ -219,6 +265,7 @@ class TeltonikaConnection {
     this.log?.debug({ imei, deviceId: identity.deviceId }, 'teltonika: device accepted');
     this.unwatch = this.authenticator.watch(identity, () => {
       this.log?.info({ imei }, 'teltonika: credential revoked, closing');
+      this.metrics?.authFailed('revoked');
       this.close();
     });
     this.state = 'ready';
@@ -226,9 +273,11 @@ class TeltonikaConnection {
     this.pump();
   }
 
-  /** Answers 0x00 and closes. */
+  /** Answers 0x00 and closes; a failed authentication of this address. */
   private refuse(): void {
-    this.metrics?.authFailed();
+    const address = this.socket.remoteAddress;
+    if (address !== undefined) this.failedAuth?.take(address);
+    this.metrics?.authFailed('credentials');
     this.close(REFUSE);
   }
 
@@ -311,6 +360,7 @@ class TeltonikaConnection {
         // Nothing is known to be stored: no acknowledgement, the device sends the packet again.
         return;
       case 'revoked':
+        this.metrics?.authFailed('revoked');
         this.close();
         return;
     }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { judgeEntries } from '../../../gateway/src/readings/reading-entries.js';
+import { judgeEntries } from '@tracking/readings';
 import { type AvlIo, type AvlRecord, decodeAvlPacket } from './teltonika-codec.js';
 import { recordToReading } from './teltonika-mapping.js';
 

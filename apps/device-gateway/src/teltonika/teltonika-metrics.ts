@@ -1,79 +1,48 @@
-import { LATENCY_BUCKETS } from '@tracking/observability';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { DeviceMetrics } from '../ingest/device-metrics.js';
+
+/** Why a Teltonika device failed to authenticate, as every protocol counts it. */
+export type TeltonikaAuthFailure = 'credentials' | 'address-limit' | 'timeout' | 'revoked';
 
 /**
- * The device gateway's metrics as the Teltonika listener feeds them, every series labelled
- * `protocol="Teltonika"`. The names are shared by the protocols (each listener adds its own `protocol`
- * label), so a metric already in the registry is reused rather than registered twice.
+ * The Teltonika listener's counts in the device gateway's one set of series (`DeviceMetrics`), every
+ * series labelled `protocol="Teltonika"`.
  */
 export class TeltonikaMetrics {
-  private readonly connections: Gauge<'protocol'>;
-  private readonly messages: Counter<'protocol' | 'outcome'>;
-  private readonly readings: Counter<'protocol' | 'outcome'>;
-  private readonly authFailures: Counter<'protocol'>;
-  private readonly ackDuration: Histogram<'protocol'>;
+  private readonly labels = { protocol: 'Teltonika' } as const;
 
-  constructor(registry: Registry) {
-    this.connections = existing(registry, 'device_connections') ?? new Gauge({
-      name: 'device_connections',
-      help: 'Open device connections, by protocol.',
-      labelNames: ['protocol'] as const,
-      registers: [registry],
-    });
-    this.messages = existing(registry, 'device_messages_total') ?? new Counter({
-      name: 'device_messages_total',
-      help: 'Device messages (a Teltonika AVL packet, an MQTT publish, an HTTP request), by protocol and outcome.',
-      labelNames: ['protocol', 'outcome'] as const,
-      registers: [registry],
-    });
-    this.readings = existing(registry, 'device_readings_total') ?? new Counter({
-      name: 'device_readings_total',
-      help: 'Readings (Teltonika: AVL records) received from devices, by protocol and outcome.',
-      labelNames: ['protocol', 'outcome'] as const,
-      registers: [registry],
-    });
-    this.authFailures = existing(registry, 'device_auth_failures_total') ?? new Counter({
-      name: 'device_auth_failures_total',
-      help: 'Refused device authentications (unknown or retired identifier, wrong secret, malformed or late handshake), by protocol.',
-      labelNames: ['protocol'] as const,
-      registers: [registry],
-    });
-    this.ackDuration = existing(registry, 'device_ack_duration_seconds') ?? new Histogram({
-      name: 'device_ack_duration_seconds',
-      help: 'From a device message fully received to its acknowledgement sent, by protocol.',
-      labelNames: ['protocol'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    });
+  constructor(private readonly metrics: DeviceMetrics) {
+    metrics.connections.set(this.labels, 0);
   }
 
   connectionOpened(): void {
-    this.connections.inc({ protocol: 'Teltonika' });
+    this.metrics.connected('Teltonika');
   }
 
   connectionClosed(): void {
-    this.connections.dec({ protocol: 'Teltonika' });
+    this.metrics.disconnected('Teltonika');
   }
 
-  authFailed(): void {
-    this.authFailures.inc({ protocol: 'Teltonika' });
+  /** An unknown or retired IMEI, a malformed handshake (`credentials`), an address over its limit, no IMEI in time. */
+  authFailed(reason: TeltonikaAuthFailure): void {
+    this.metrics.authFailures.inc({ ...this.labels, reason });
+  }
+
+  /** A connection over DEVICE_MAX_CONNECTIONS, closed at once. */
+  refused(reason: 'connection-limit'): void {
+    this.metrics.refusals.inc({ ...this.labels, reason });
   }
 
   /** `committed`, `limited`, `unavailable`, `revoked` or `malformed`. */
   message(outcome: string): void {
-    this.messages.inc({ protocol: 'Teltonika', outcome });
+    this.metrics.messages.inc({ ...this.labels, outcome });
   }
 
   /** `accepted`, `duplicate`, `rejected` (by the judgement) or `empty` (nothing to store). */
   records(outcome: string, count: number): void {
-    if (count > 0) this.readings.inc({ protocol: 'Teltonika', outcome }, count);
+    if (count > 0) this.metrics.readings.inc({ ...this.labels, outcome }, count);
   }
 
   acknowledged(seconds: number): void {
-    this.ackDuration.observe({ protocol: 'Teltonika' }, seconds);
+    this.metrics.ackLatency.observe(this.labels, seconds);
   }
-}
-
-function existing<T>(registry: Registry, name: string): T | undefined {
-  return registry.getSingleMetric(name) as T | undefined;
 }

@@ -1,0 +1,304 @@
+import { spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { connect as connectTcp, type Socket } from 'node:net';
+import { connectAsync, type MqttClient } from 'mqtt';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type AvlRecord, CODEC_8, encodeAvlPacket, encodeHandshake } from '../../apps/device-gateway/src/teltonika/teltonika-codec.js';
+import { createDevice, devicesPath } from '../factories/device.factory.js';
+import { createTenant, type TestTenant } from '../factories/identity.factory.js';
+import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
+import { waitUntil } from '../support/ops-endpoints.js';
+import { TestStack } from '../support/stack.js';
+
+/**
+ * MQTT and Teltonika through the whole stack: the device gateway with every registered listener, the
+ * real DMS over NATS, PostgreSQL and Redis. Real clients: mqtt.js, Mosquitto's own `mosquitto_pub`, and
+ * raw TCP for Teltonika. What a device sends is read back through `GET /devices/{id}/readings`.
+ */
+describe('device gateway: MQTT and Teltonika end to end', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+  let devices: TestDeviceGateway;
+  let mqttPort: number;
+  let teltonikaPort: number;
+  const clients: MqttClient[] = [];
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    stack = await TestStack.start();
+    tenant = await createTenant(stack);
+    // A short re-check, so that a deleted credential's connection closes well within the test.
+    devices = await startTestDeviceGateway(stack, { DEVICE_REVOCATION_CHECK_MS: '300' });
+    mqttPort = Number(new URL(devices.address('mqtt')).port);
+    teltonikaPort = Number(new URL(devices.address('teltonika')).port);
+  });
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.endAsync(true).catch(() => undefined);
+    for (const socket of sockets.splice(0)) socket.destroy();
+  });
+  afterAll(async () => {
+    await devices?.stop();
+    await stack?.stop();
+  });
+
+  const ago = (seconds: number) => new Date(Math.floor(Date.now() / 1000) * 1000 - seconds * 1000).toISOString();
+  type Stored = { recordedAt: string; location: { lat: number; lng: number; speedMps: number | null } | null; batteryPercent: number | null; temperatureC: number | null };
+  const stored = async (deviceId: string) =>
+    (await stack.request('GET', `${devicesPath(tenant)}/${deviceId}/readings`, { token: tenant.token })).body.readings as Stored[];
+
+  async function credential(protocol: 'Mqtt' | 'Teltonika', identifier?: string): Promise<{ deviceId: string; id: string; identifier: string; secret: string }> {
+    const device = (await createDevice(stack, tenant)).device;
+    const created = await stack.request('POST', `${devicesPath(tenant)}/${device.id}/credentials`, {
+      token: tenant.token,
+      body: identifier ? { protocol, identifier } : { protocol },
+    });
+    expect(created.status, created.text).toBe(201);
+    return { deviceId: device.id, id: created.body.id, identifier: created.body.identifier, secret: created.body.secret };
+  }
+
+  async function mqttClient(username: string, password: string, version: 4 | 5 = 5): Promise<MqttClient> {
+    const client = await connectAsync(`mqtt://127.0.0.1:${mqttPort}`, { protocolVersion: version, username, password, reconnectPeriod: 0, connectTimeout: 10_000 });
+    clients.push(client);
+    return client;
+  }
+
+  async function counted(name: string, labels: Record<string, string>): Promise<number> {
+    const metric = (await devices.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+    const value = metric?.values.find((v) => Object.entries(labels).every(([key, label]) => v.labels[key] === label));
+    return value?.value ?? 0;
+  }
+
+  describe('MQTT', () => {
+    it('stores a reading published at QoS 1 by mqtt.js, and acknowledges it once stored', async () => {
+      const device = await credential('Mqtt');
+      const client = await mqttClient(device.identifier, device.secret);
+      const reading = { recordedAt: ago(5), location: { lat: 52.52, lng: 13.405, speedMps: 12.5 } };
+      // mqtt.js resolves on PUBACK 0 only (another reason code rejects).
+      await client.publishAsync(`devices/${device.identifier}/readings`, JSON.stringify(reading), { qos: 1 });
+      // The PUBACK came after the commit: the reading is there at once.
+      expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: reading.recordedAt, location: expect.objectContaining(reading.location) })]);
+    });
+
+    it('stores a reading published at QoS 1 by mosquitto_pub, which exits 0 only once acknowledged', async () => {
+      const device = await credential('Mqtt');
+      const reading = { recordedAt: ago(4), location: { lat: 48.8566, lng: 2.3522 }, batteryPercent: 64 };
+      const args = ['-h', '127.0.0.1', '-p', String(mqttPort), '-u', device.identifier, '-P', device.secret, '-t', `devices/${device.identifier}/readings`, '-q', '1', '-m', JSON.stringify(reading)];
+      const { code, output } = await run('mosquitto_pub', args);
+      expect(code, output).toBe(0);
+      expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: reading.recordedAt, location: expect.objectContaining(reading.location), batteryPercent: 64 })]);
+    });
+
+    it.each([4, 5] as const)('refuses a wrong password and counts it as every protocol counts failed authentications (MQTT %i)', async (version) => {
+      const device = await credential('Mqtt');
+      const before = await counted('device_authentication_failures_total', { protocol: 'Mqtt', reason: 'credentials' });
+      const error = (await mqttClient(device.identifier, 'dvs_not-the-secret', version).then(
+        () => ({ code: -1 }),
+        (refused: { code?: number }) => refused,
+      )) as { code?: number };
+      expect(error.code).toBe(version === 5 ? 0x86 : 4);
+      expect(await counted('device_authentication_failures_total', { protocol: 'Mqtt', reason: 'credentials' })).toBe(before + 1);
+      // And mosquitto_pub, a client nobody here wrote, is refused too.
+      const { code } = await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(mqttPort), '-u', device.identifier, '-P', 'dvs_wrong', '-t', `devices/${device.identifier}/readings`, '-q', '1', '-m', '{}']);
+      expect(code).not.toBe(0);
+      expect(await stored(device.deviceId)).toEqual([]);
+    });
+
+    it("drops what is published on another device's topic (PUBACK 0x87), storing nothing for it, and goes on", async () => {
+      const mine = await credential('Mqtt');
+      const theirs = await credential('Mqtt');
+      const client = await mqttClient(mine.identifier, mine.secret);
+      await expect(client.publishAsync(`devices/${theirs.identifier}/readings`, JSON.stringify({ recordedAt: ago(3), temperatureC: 4 }), { qos: 1 })).rejects.toMatchObject({ code: 0x87 });
+      // The connection goes on: its own topic still works.
+      await client.publishAsync(`devices/${mine.identifier}/readings`, JSON.stringify({ recordedAt: ago(2), temperatureC: 4 }), { qos: 1 });
+      expect(await stored(theirs.deviceId)).toEqual([]);
+      expect(await stored(mine.deviceId)).toHaveLength(1);
+    });
+
+    it('tells the device on devices/{identifier}/rejected which readings of a half-rejected message were refused, and stores the rest', async () => {
+      const device = await credential('Mqtt');
+      const client = await mqttClient(device.identifier, device.secret);
+      await client.subscribeAsync(`devices/${device.identifier}/rejected`, { qos: 0 });
+      const rejection = new Promise<{ rejected: { index: number; error: { code: string; details?: { field: string } } }[] }>((resolve) =>
+        client.once('message', (_topic, payload) => resolve(JSON.parse(payload.toString()))),
+      );
+      const good = { recordedAt: ago(10), temperatureC: 5.5 };
+      const bad = { recordedAt: ago(9), temperatureC: 1000 };
+      await client.publishAsync(`devices/${device.identifier}/readings`, JSON.stringify({ readings: [good, bad] }), { qos: 1 });
+      const { rejected } = await rejection;
+      expect(rejected).toEqual([{ index: 1, error: expect.objectContaining({ code: 'InvalidParameter', details: expect.objectContaining({ field: 'readings.1.temperatureC' }) }) }]);
+      expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: good.recordedAt, temperatureC: 5.5 })]);
+    });
+
+    it('closes an open connection once its credential is deleted (DEVICE_REVOCATION_CHECK_MS 300 here; at most 60 s)', async () => {
+      const device = await credential('Mqtt');
+      const client = await mqttClient(device.identifier, device.secret);
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      const deleted = await stack.request('DELETE', `${devicesPath(tenant)}/${device.deviceId}/credentials/${device.id}`, { token: tenant.token });
+      expect(deleted.status).toBe(204);
+      const started = Date.now();
+      await closed;
+      expect(Date.now() - started).toBeLessThan(60_000);
+      await expect(mqttClient(device.identifier, device.secret)).rejects.toMatchObject({ code: 0x86 });
+    });
+  });
+
+  describe('Teltonika', () => {
+    const newImei = () => `35${String(randomInt(0, 10 ** 6)).padStart(6, '0')}${String(randomInt(0, 10 ** 7)).padStart(7, '0')}`;
+    const record = (secondsAgo: number, overrides: Partial<AvlRecord> = {}): AvlRecord => ({
+      timestamp: Math.floor(Date.now() / 1000) * 1000 - secondsAgo * 1000,
+      priority: 0,
+      longitude: 253032016,
+      latitude: 547146368,
+      altitude: 111,
+      angle: 90,
+      satellites: 9,
+      speed: 72,
+      eventIoId: 0,
+      io: [{ id: 113, size: 1, value: 80 }],
+      ...overrides,
+    });
+
+    it('answers 0x01 to a credential\'s IMEI and 0x00 to an unknown IMEI and to a retired device\'s IMEI', async () => {
+      const device = await credential('Teltonika', newImei());
+      expect(await (await Tracker.open(teltonikaPort, sockets)).login(device.identifier)).toEqual(Buffer.from([0x01]));
+
+      const unknown = await Tracker.open(teltonikaPort, sockets);
+      expect(await unknown.login(newImei())).toEqual(Buffer.from([0x00]));
+      await unknown.closed;
+
+      const retired = await credential('Teltonika', newImei());
+      expect((await stack.request('POST', `${devicesPath(tenant)}/${retired.deviceId}/retire`, { token: tenant.token })).status).toBe(204);
+      const refused = await Tracker.open(teltonikaPort, sockets);
+      expect(await refused.login(retired.identifier)).toEqual(Buffer.from([0x00]));
+      await refused.closed;
+      expect(await counted('device_authentication_failures_total', { protocol: 'Teltonika', reason: 'credentials' })).toBeGreaterThanOrEqual(2);
+    });
+
+    it('acknowledges a Codec 8 packet with its record count once stored, as the contract maps it; a resend stores nothing new', async () => {
+      const device = await credential('Teltonika', newImei());
+      const tracker = await Tracker.open(teltonikaPort, sockets);
+      expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
+      const records = [record(20), record(10, { longitude: 253040000, speed: 36, angle: 180 })];
+      const packet = encodeAvlPacket(CODEC_8, records);
+      tracker.send(packet);
+      expect(await tracker.next(4)).toEqual(count(2));
+      const first = await stored(device.deviceId);
+      expect(first).toHaveLength(2);
+      expect(first).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            recordedAt: new Date(records[0]!.timestamp).toISOString(),
+            location: expect.objectContaining({ lat: 54.7146368, lng: 25.3032016, speedMps: 20, headingDegrees: 90, altitudeMeters: 111 }),
+            batteryPercent: 80,
+          }),
+          expect.objectContaining({
+            recordedAt: new Date(records[1]!.timestamp).toISOString(),
+            location: expect.objectContaining({ lat: 54.7146368, lng: 25.304, speedMps: 10, headingDegrees: 180 }),
+            batteryPercent: 80,
+          }),
+        ]),
+      );
+      // The device did not see the acknowledgement and sends the same packet again: acknowledged, duplicates.
+      tracker.send(packet);
+      expect(await tracker.next(4)).toEqual(count(2));
+      expect(await stored(device.deviceId)).toHaveLength(2);
+      await waitUntil(async () => (await counted('device_readings_total', { protocol: 'Teltonika', outcome: 'duplicate' })) >= 2, 'the duplicates counted');
+    });
+
+    it('does not acknowledge a packet while the DMS is down; the resend once it is back is stored once, whole', async () => {
+      const device = await credential('Teltonika', newImei());
+      const tracker = await Tracker.open(teltonikaPort, sockets);
+      expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
+      const packet = encodeAvlPacket(CODEC_8, [record(30), record(25, { longitude: 253050000 }), record(22, { longitude: 253060000 })]);
+      const unavailable = () => counted('device_messages_total', { protocol: 'Teltonika', outcome: 'unavailable' });
+      const before = await unavailable();
+      await stack.stopDmsReplicas();
+      try {
+        tracker.send(packet);
+        await waitUntil(async () => (await unavailable()) > before, 'the packet answered unavailable by the sink');
+        // Settled without an acknowledgement: the connection stays open and nothing was written to it.
+        expect(tracker.pending).toBe(0);
+      } finally {
+        await stack.startDmsReplica();
+      }
+      expect(await stored(device.deviceId)).toEqual([]);
+      tracker.send(packet);
+      expect(await tracker.next(4)).toEqual(count(3));
+      expect(await stored(device.deviceId)).toHaveLength(3);
+    });
+  });
+});
+
+function count(n: number): Buffer {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(n);
+  return out;
+}
+
+function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** A Teltonika device over raw TCP: what it receives, in order. */
+class Tracker {
+  private received = Buffer.alloc(0);
+  private waiter: (() => void) | undefined;
+  readonly closed: Promise<void>;
+
+  private constructor(private readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk]);
+      this.waiter?.();
+    });
+    socket.on('error', () => undefined);
+    this.closed = new Promise((resolve) => socket.once('close', () => {
+      resolve();
+      this.waiter?.();
+    }));
+  }
+
+  static async open(port: number, sockets: Socket[]): Promise<Tracker> {
+    const socket = connectTcp(port, '127.0.0.1');
+    sockets.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    return new Tracker(socket);
+  }
+
+  send(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** Bytes received and not yet taken by `next`. */
+  get pending(): number {
+    return this.received.length;
+  }
+
+  async login(imei: string): Promise<Buffer> {
+    this.send(encodeHandshake(imei));
+    return this.next(1);
+  }
+
+  /** The next `n` bytes received; fails if the connection closes first. */
+  async next(n: number): Promise<Buffer> {
+    while (this.received.length < n) {
+      if (this.socket.destroyed) throw new Error(`closed after ${this.received.length} of ${n} bytes`);
+      await new Promise<void>((resolve) => (this.waiter = resolve));
+    }
+    const out = this.received.subarray(0, n);
+    this.received = this.received.subarray(n);
+    return out;
+  }
+}
