@@ -215,7 +215,7 @@ export class LeaseGroup {
         return undefined;
       });
     this.held.set(name, { lease, work, validUntil });
-    this.options.logger.info({ lease: name, epoch, member: this.member }, 'lease taken');
+    this.options.logger.debug({ lease: name, epoch, member: this.member }, 'lease taken');
   }
 
   private fence(name: string, epoch: number): Lease {
@@ -237,7 +237,7 @@ export class LeaseGroup {
           this.member,
           held.lease.epoch,
         ]);
-        this.options.logger.info({ lease: name, epoch: held.lease.epoch }, 'lease handed over');
+        this.options.logger.debug({ lease: name, epoch: held.lease.epoch }, 'lease handed over');
       }),
     );
   }
