@@ -6,6 +6,7 @@ import type { TestTenant } from '../factories/identity.factory.js';
 import { createItem } from '../factories/item.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createSet } from '../factories/set.factory.js';
+import { createShareLink } from '../factories/share-link.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
 import type { CatalogRoute } from './route-catalog.js';
@@ -26,6 +27,7 @@ export const PATH_RESOURCES: Record<string, ErrorCode> = {
   webhookId: ErrorCode.WebhookNotExists,
   deliveryId: ErrorCode.DeliveryNotExists,
   alertId: ErrorCode.AlertNotExists,
+  linkId: ErrorCode.ShareLinkNotExists,
 };
 
 /** Routes on which a parameter's 404 is not the resource's own (docs/api.md, "Device assignment"). */
@@ -75,6 +77,7 @@ export async function createAccountResources(
   const delivery = await sendTestPing(stack, tenant, webhook.path);
   // Alerts come from the evaluation of readings only; the store is what it writes them with.
   const alert = await openAlert(stack, tenant, shipment.id, { account, deviceId: device.id });
+  const link = await createShareLink(stack, tenant, shipment.id, { account });
   return {
     accountId,
     shipmentId: shipment.id,
@@ -86,5 +89,6 @@ export async function createAccountResources(
     webhookId: webhook.webhook.id,
     deliveryId: delivery.id,
     alertId: alert.id,
+    linkId: link.id,
   };
 }

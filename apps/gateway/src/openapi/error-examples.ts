@@ -20,6 +20,7 @@ const EXAMPLES = {
   WebhookNotExists: { message: 'The webhook does not exist.' },
   DeliveryNotExists: { message: 'The delivery does not exist for this webhook.' },
   AssignmentNotExists: { message: 'The device is not assigned to this set.' },
+  ShareLinkNotExists: { message: 'This link is unknown, has expired or was revoked.' },
   RouteNotFound: { message: 'No such route.' },
   DeviceAlreadyAssigned: {
     message: 'The device is assigned to another shipment; unassign it there first.',

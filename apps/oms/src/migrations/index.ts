@@ -18,6 +18,7 @@ import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-eval
 import { BoundDeliveryAttemptLogs1763800029100 } from './1763800029100-bound-delivery-attempt-logs.js';
 import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claimed-attempts.js';
 import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
+import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -41,4 +42,5 @@ export const omsMigrations = [
   BoundDeliveryAttemptLogs1763800029100,
   RecordClaimedAttempts1763800029200,
   BoundWebhookAmplification1763800029300,
+  CreateShareLinks1763800032000,
 ];
