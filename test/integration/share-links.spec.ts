@@ -113,6 +113,7 @@ describe('share links and the public tracking view', () => {
       expectInvalidParameter(await post({ url: 'https://evil.example' }), 'url', 'ReadOnly');
       expectInvalidParameter(await post({ revokedAt: null }), 'revokedAt', 'UnknownField');
       expectError(await post([]), 400, 'MalformedRequest');
+      expectError(await post(null), 400, 'MalformedRequest');
       const listed = await stack.request('GET', linksOf(shipment.id), { token: tenant.token });
       expect(listed.body.items).toEqual([]);
     });

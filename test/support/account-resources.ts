@@ -90,5 +90,7 @@ export async function createAccountResources(
     deliveryId: delivery.id,
     alertId: alert.id,
     linkId: link.id,
+    // Not an account route's parameter: the public view's (GET /v1/public/tracking/{token}).
+    token: link.token,
   };
 }

@@ -1,5 +1,5 @@
 import { Get, Param, Req, Res } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import { ErrorCode, PUBLIC_TRACK_POINTS, Subjects, type PublicShipmentView, type ShipmentScope, type TrackReply } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -62,6 +62,7 @@ export class PublicTrackingController {
   })
   @ApiParam({ name: 'token', description: 'The last path segment of the link’s url (22 characters of base64url).' })
   @ApiOkResponse({ type: PublicTrackingDto, description: 'The view.' })
+  @ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: 'InvalidParameter: any query parameter (UnknownField); the route takes none.' })
   @ApiNotFoundResponse({ type: ErrorEnvelopeDto, description: NOT_FOUND })
   @ApiTooManyRequestsResponse({ type: ErrorEnvelopeDto, description: 'RateLimitExceeded with Retry-After (details.policy public-tracking, or track-reads).' })
   async get(@Param('token') token: string, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PublicTracking> {

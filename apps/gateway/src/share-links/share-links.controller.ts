@@ -71,7 +71,7 @@ export class ShareLinksController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShareLink & { url: string }> {
-    const body = (await bodyValidation.transform(raw ?? {}, { type: 'body', metatype: CreateShareLinkDto })) as CreateShareLinkDto;
+    const body = (await bodyValidation.transform(raw === undefined ? {} : raw, { type: 'body', metatype: CreateShareLinkDto })) as CreateShareLinkDto;
     const expiresAt = expiryOf(body.expiresAt, Date.now());
     const { token, digest } = newShareToken();
     const link = await this.services.call(Subjects.oms.shareLinks.create, { ...shipment, tokenDigest: digest, expiresAt }, request);

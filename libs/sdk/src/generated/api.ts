@@ -8880,6 +8880,18 @@ export interface operations {
                     "application/json": components["schemas"]["PublicTrackingDto"];
                 };
             };
+            /** @description InvalidParameter: any query parameter (UnknownField); the route takes none. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description ShareLinkNotExists: the same answer for an unknown, malformed, expired or revoked token and for a shipment deleted since. */
             404: {
                 headers: {
