@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Shipment } from '@tracking/contracts';
+import { TrackingApiError, TrackingClient } from '@tracking/sdk';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
@@ -280,6 +281,21 @@ describe('share links and the public tracking view', () => {
         expect(response.body.name).toBe('Anyone with the link');
       }
     });
+  });
+
+  it('is in the SDK: create, list, revoke, and the public view without credentials', async () => {
+    const client = new TrackingClient({ baseUrl: stack.baseUrl, tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret });
+    const shipment = await createShipment(stack, tenant, { name: 'Through the SDK' });
+    const links = client.account(tenant.accountIds[0]!).shareLinks;
+    const link = await links.create(shipment.id);
+    expect(link.url).toMatch(/^https:\/\/track\.example\.com\/track\//);
+    const token = link.url.split('/').pop()!;
+    expect((await client.publicTracking(token)).name).toBe('Through the SDK');
+    expect((await links.list(shipment.id).toArray()).map(({ id }) => id)).toEqual([link.id]);
+    await links.revoke(shipment.id, link.id);
+    const gone = await client.publicTracking(token).catch((error: unknown) => error);
+    expect(gone).toBeInstanceOf(TrackingApiError);
+    expect((gone as TrackingApiError).code).toBe('ShareLinkNotExists');
   });
 
   describe('rate limit', () => {
