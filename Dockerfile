@@ -3,6 +3,7 @@
 #   node apps/oms/dist/main.js            OMS (ops 9101)
 #   node apps/dms/dist/main.js            DMS (ops 9102)
 #   node apps/oms/dist/worker.js          bulk-job worker (ops 9103)
+#   node apps/device-gateway/dist/main.js device gateway (HTTP 5055, MQTT 1883/8883, Teltonika 5027, ops 9104)
 #   node apps/<gateway|oms|dms>/dist/migrate.js   migrate one database and exit
 #   node apps/gateway/dist/cli/admin.js <command> provisioning (tenant create, key rotate, demo seed, ...)
 #
@@ -32,6 +33,8 @@ COPY libs/paging/package.json libs/paging/
 COPY libs/outbox/package.json libs/outbox/
 COPY libs/sdk/package.json libs/sdk/
 COPY libs/geofence/package.json libs/geofence/
+COPY libs/readings/package.json libs/readings/
+COPY libs/rate-limit/package.json libs/rate-limit/
 COPY libs/testing/package.json libs/testing/
 COPY libs/webhooks/package.json libs/webhooks/
 
@@ -67,6 +70,6 @@ COPY --from=build --chown=root:root /out ./
 # The image's `node` user, by id, so that Kubernetes' runAsNonRoot can verify it. The files stay owned by
 # root: the processes only read them, and the root filesystem may be mounted read-only.
 USER 1000:1000
-EXPOSE 3000 9100 9101 9102 9103
+EXPOSE 3000 9100 9101 9102 9103 5055 1883 8883 5027 9104
 STOPSIGNAL SIGTERM
 CMD ["node", "apps/gateway/dist/main.js"]

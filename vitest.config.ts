@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { defineConfig, type Plugin } from 'vitest/config';
 
-const libs = ['contracts', 'core', 'database', 'messaging', 'observability', 'paging', 'testing', 'webhooks', 'outbox', 'sdk', 'geofence'];
+const libs = ['contracts', 'core', 'database', 'messaging', 'observability', 'paging', 'testing', 'webhooks', 'outbox', 'sdk', 'geofence', 'readings', 'rate-limit'];
 
 /**
  * Compiles TypeScript with TypeScript itself: esbuild and oxc cannot emit the decorator metadata

@@ -21,6 +21,14 @@
 // rate reached, the batches' p99 and arrivals missing at the end. Prints medians of BENCH_RUNS runs.
 // BENCH_PREFIX (bench_<letters>) names the databases instead of bench_evaluation, so that two people can
 // run it on one PostgreSQL.
+//
+// BENCH_EVAL_WORKERS (2): after the runs with one worker, a second worker joins (the evaluation's
+// partitions are rebalanced between them, docs/geofence-evaluation.md, "Ownership"), a second warm-up
+// takes the handover, and the runs are measured again: both figures come from the same run, on the same
+// machine load. Each run also reports the evaluation's state restores per minute over both workers
+// (`evaluation_restores_total`; with one owner per shipment, none in steady state) and the workers' RSS.
+// BENCH_EVAL_DESTINATION=1 gives each shipment a destination (another place), so that every evaluation also
+// estimates its arrival (docs/eta.md): run it with 0 and 1 on the same build to see what estimates cost.
 import pg from 'pg';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
@@ -39,6 +47,9 @@ const config = {
   rate: int('BENCH_EVAL_RATE', 10000),
   inFlight: int('BENCH_EVAL_IN_FLIGHT', 4),
   lateness: int('BENCH_EVAL_LATENESS', 60),
+  workers: int('BENCH_EVAL_WORKERS', 2),
+  /** BENCH_EVAL_DESTINATION=1: each shipment gets a destination (another place), so the estimated arrival is made on every evaluation (docs/eta.md). */
+  destination: process.env.BENCH_EVAL_DESTINATION === '1',
 };
 const DWELL_S = 30;
 const CYCLE_S = 200;
@@ -62,7 +73,7 @@ function placeAt(i) {
 
 async function main() {
   const names = databaseNames(config);
-  print(`Evaluation benchmark: ${config.places} places, ${config.shipments} InTransit shipments of one tracker, ` +
+  print(`Evaluation benchmark: ${config.places} places, ${config.shipments} InTransit shipments of one tracker${config.destination ? ' with a destination' : ''}, ` +
     `ingest paced to ${config.rate} readings/s, lateness ${config.lateness} s, ${config.runs} runs of ${config.duration} s`);
   await resetDatabases(config, [names.gateway, names.oms, names.dms]);
   const { credentials, readAccountId: accountId } = provision(stack);
@@ -71,15 +82,16 @@ async function main() {
   const at = (path) => `/v1/accounts/${accountId}${path}`;
 
   print('Seeding places and shipments...');
-  const places = await inPool('places', config.places, 16, async (i) => {
+  const places = await inPool('places', config.places, config.seedConcurrency, async (i) => {
     const { body } = await api(stack.base, 'POST', at('/points-of-interest'), {
       token,
       body: { name: `Depot ${i}`, kind: 'Warehouse', location: placeAt(i), radiusMeters: 200, dwellSeconds: DWELL_S },
     });
     return body.id;
   });
-  const trackers = await inPool('shipments', config.shipments, 16, async (i) => {
-    const { body: shipment } = await api(stack.base, 'POST', at('/shipments'), { token, body: { name: `Eval ${i}` } });
+  const trackers = await inPool('shipments', config.shipments, config.seedConcurrency, async (i) => {
+    const destinationId = config.destination ? places.results[(i * 5 + 1) % config.places] : undefined;
+    const { body: shipment } = await api(stack.base, 'POST', at('/shipments'), { token, body: { name: `Eval ${i}`, destinationId } });
     const { body: set } = await api(stack.base, 'POST', at(`/shipments/${shipment.id}/sets`), { token, body: { name: 'Pallet', kind: 'Pallet' } });
     const { body: device } = await api(stack.base, 'POST', at('/devices'), { token, body: { serialNumber: `EVAL-${String(i).padStart(6, '0')}`, model: 'TempTrack T4' } });
     await api(stack.base, 'PUT', at(`/shipments/${shipment.id}/sets/${set.id}/devices/${device.id}`), { token });
@@ -137,15 +149,27 @@ async function main() {
     }
   })();
 
-  /** The worker's own histogram of evaluation_lag_seconds (receipt -> evaluation commit): [count, sum]. */
-  async function evaluationLag() {
-    const text = await (await fetch(`http://127.0.0.1:${stack.ports.worker}/metrics`)).text();
-    const value = (name) => Number(text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm'))?.[1] ?? 0);
-    return [value('evaluation_lag_seconds_count'), value('evaluation_lag_seconds_sum')];
+  /** The workers running now. */
+  const workers = ['worker'];
+  /** Over the workers: their histograms of evaluation_lag_seconds (receipt -> evaluation commit) [count, sum], restores, RSS (MB each). */
+  async function workerFigures() {
+    let count = 0;
+    let sum = 0;
+    let restores = 0;
+    const rss = [];
+    for (const worker of workers) {
+      const text = await (await fetch(`http://127.0.0.1:${stack.ports[worker]}/metrics`)).text();
+      const value = (name) => Number(text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm'))?.[1] ?? 0);
+      count += value('evaluation_lag_seconds_count');
+      sum += value('evaluation_lag_seconds_sum');
+      restores += value('evaluation_restores_total');
+      rss.push(Math.round(value('process_resident_memory_bytes') / 1e6));
+    }
+    return { count, sum, restores, rss };
   }
 
   async function run(seconds) {
-    const [count0, sum0] = await evaluationLag();
+    const before = await workerFigures();
     const lags = [];
     const batchLatencies = [];
     const pendingDecisions = [];
@@ -182,7 +206,8 @@ async function main() {
       if (arrived === undefined) missing++;
       else lags.push(arrived - decision.committed);
     }
-    const [count1, sum1] = await evaluationLag();
+    const after = await workerFigures();
+    const minutes = (performance.now() - started) / 60000;
     lags.sort((a, b) => a - b);
     batchLatencies.sort((a, b) => a - b);
     const pct = (values, p) => (values.length ? Math.round(values[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]) : null);
@@ -194,38 +219,59 @@ async function main() {
       lagP99: pct(lags, 99),
       lagMax: lags.length ? Math.round(lags.at(-1)) : null,
       batchP99: pct(batchLatencies, 99),
-      evaluationLagMean: count1 > count0 ? Math.round(((sum1 - sum0) / (count1 - count0)) * 1000) : null,
+      evaluationLagMean: after.count > before.count ? Math.round(((after.sum - before.sum) / (after.count - before.count)) * 1000) : null,
+      restoresPerMinute: Math.round(((after.restores - before.restores) / minutes) * 10) / 10,
+      rssMb: after.rss.join(' / '),
+      workers: workers.length,
     };
   }
 
-  print(`\nWarm-up (${config.warmup} s)...`);
-  await run(config.warmup);
-  for (let i = 1; i <= config.runs; i++) {
-    if (profile && i === 1) stack.signal('SIGWINCH');
-    const result = await run(config.duration);
-    if (profile && i === 1) {
-      stack.signal('SIGWINCH');
-      await sleep(3000);
+  for (let count = 1; count <= Math.max(1, config.workers); count++) {
+    if (count > 1) {
+      const name = `worker${count}`;
+      print(`\nA worker joins (${name}); the partitions are rebalanced.`);
+      stack.services.push(name);
+      stack.spawnService(name, 'evaluation');
+      await stack.waitUntilReady(name, performance.now());
+      workers.push(name);
     }
-    stack.assertAlive();
-    results.runs.push(result);
-    print(`  run ${i}: ${result.readingsPerSecond} readings/s (batch p99 ${result.batchP99} ms), ${result.arrivals} arrivals, ` +
-      `lag p50 ${result.lagP50} ms, p99 ${result.lagP99} ms, max ${result.lagMax} ms, missing ${result.missing}; ` +
-      `receipt -> evaluation mean ${result.evaluationLagMean} ms`);
+    print(`\nWarm-up with ${count} worker(s) (${config.warmup} s)...`);
+    const warmup = await run(config.warmup);
+    print(`  warm-up: restores ${warmup.restoresPerMinute}/min (the handover's), lag p99 ${warmup.lagP99} ms`);
+    for (let i = 1; i <= config.runs; i++) {
+      if (profile && i === 1) stack.signal('SIGWINCH');
+      const result = await run(config.duration);
+      if (profile && i === 1) {
+        stack.signal('SIGWINCH');
+        await sleep(3000);
+      }
+      stack.assertAlive();
+      results.runs.push(result);
+      print(`  run ${i} (${count} worker(s)): ${result.readingsPerSecond} readings/s (batch p99 ${result.batchP99} ms), ${result.arrivals} arrivals, ` +
+        `lag p50 ${result.lagP50} ms, p99 ${result.lagP99} ms, max ${result.lagMax} ms, missing ${result.missing}; ` +
+        `receipt -> evaluation mean ${result.evaluationLagMean} ms; restores ${result.restoresPerMinute}/min; RSS ${result.rssMb} MB`);
+    }
   }
   polling = false;
   await poller;
-  const summary = Object.fromEntries(['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99', 'evaluationLagMean'].map((k) => [k, median(results.runs.map((r) => r[k]))]));
-  results.median = summary;
-  print('\nMedians:');
-  print(table(['figure', 'value'], [
-    ['ingest, readings/s (asked for)', `${summary.readingsPerSecond} (${config.rate})`],
-    ['batch p99, ms', summary.batchP99],
-    ['arrivals measured per run', summary.arrivals],
-    ['lag confirming reading commit -> feed p50 / p99 / max, ms', `${summary.lagP50} / ${summary.lagP99} / ${summary.lagMax}`],
-    ['arrivals missing after 30 s', summary.missing],
-    ['receipt -> evaluation commit, mean ms (worker metric)', summary.evaluationLagMean],
-  ]));
+  const keys = ['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99', 'evaluationLagMean', 'restoresPerMinute'];
+  results.median = {};
+  for (let count = 1; count <= Math.max(1, config.workers); count++) {
+    const runs = results.runs.filter((r) => r.workers === count);
+    const summary = Object.fromEntries(keys.map((k) => [k, median(runs.map((r) => r[k]))]));
+    results.median[`${count} worker(s)`] = summary;
+    print(`\nMedians with ${count} worker(s):`);
+    print(table(['figure', 'value'], [
+      ['ingest, readings/s (asked for)', `${summary.readingsPerSecond} (${config.rate})`],
+      ['batch p99, ms', summary.batchP99],
+      ['arrivals measured per run', summary.arrivals],
+      ['lag confirming reading commit -> feed p50 / p99 / max, ms', `${summary.lagP50} / ${summary.lagP99} / ${summary.lagMax}`],
+      ['arrivals missing after 30 s', summary.missing],
+      ['receipt -> evaluation commit, mean ms (worker metric)', summary.evaluationLagMean],
+      ['state restores per minute (all workers)', summary.restoresPerMinute],
+      ['workers\' RSS at the last run, MB', runs.at(-1)?.rssMb],
+    ]));
+  }
   writeResults('evaluation', results);
 }
 

@@ -27,7 +27,7 @@ const base = readBenchConfig();
 const int = (name, fallback) => Number(process.env[name] ?? fallback);
 const config = {
   ...base,
-  prefix: 'bench_events',
+  prefix: process.env.BENCH_PREFIX ?? 'bench_events',
   webhooks: int('BENCH_EVENTS_WEBHOOKS', 4),
   deliveries: int('BENCH_EVENTS_DELIVERIES', 15000),
   rate: int('BENCH_EVENTS_RATE', 200),

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Validation cost of one reading batch in the gateway (issue 21): the Ajv-compiled schema the gateway uses
-// (`judgeEntries`, apps/gateway/src/readings/reading-entries.ts) against class-validator DTOs with the same
+// (`judgeEntries`, libs/readings/src/reading-entries.ts) against class-validator DTOs with the same
 // rules (class-transformer's plainToInstance, then validate per entry, as a DTO per entry would be checked).
 // Prints the median of BENCH_RUNS (default 7) timings of BENCH_READINGS_BATCH (default 1000) entries, and
 // what that means in CPU per second at 30000 readings/s. Run after `npm run -s build`.
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
 import { IsDefined, IsNumber, IsOptional, IsString, IsUUID, Length, Max, Min, ValidateNested, validate } from 'class-validator';
-import { judgeEntries } from '../apps/gateway/dist/readings/reading-entries.js';
+import { judgeEntries } from '../libs/readings/dist/reading-entries.js';
 import { median } from './lib/load.mjs';
 
 const runs = Number(process.env.BENCH_RUNS ?? 7);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: runs the whole stack on this machine (after `npm run build`). It migrates the
-// databases, seeds a demo tenant when the identity database is empty, starts OMS, DMS and the
-// gateway, waits until the gateway is ready, prints credentials and a curl line, and stops every
-// service cleanly on Ctrl-C.
+// databases, seeds a demo tenant when the identity database is empty, starts OMS, DMS, the gateway
+// and the device gateway, waits until the gateways are ready, prints credentials, a curl line for the
+// API and one for the demo tracker, and stops every service cleanly on Ctrl-C.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,8 +24,14 @@ const services = {
   dms: 'apps/dms/dist/main.js',
   worker: 'apps/oms/dist/worker.js',
   gateway: 'apps/gateway/dist/main.js',
+  'device-gateway': 'apps/device-gateway/dist/main.js',
 };
-const colors = { oms: 36, dms: 35, worker: 34, gateway: 33, start: 32 };
+const colors = { oms: 36, dms: 35, worker: 34, gateway: 33, 'device-gateway': 31, start: 32 };
+// The device gateway's listeners. Mosquitto holds 1883 on machines of this kind, so MQTT takes 1884 here.
+const deviceHttpPort = Number(process.env.DEVICE_HTTP_PORT ?? 5055);
+const deviceMqttPort = Number(process.env.DEVICE_MQTT_PORT ?? 1884);
+const deviceTeltonikaPort = Number(process.env.DEVICE_TELTONIKA_PORT ?? 5027);
+const deviceBase = `http://127.0.0.1:${deviceHttpPort}`;
 const children = new Map();
 let stopping = false;
 
@@ -53,6 +59,9 @@ function run(name) {
     ...webhookSettings(process.env),
     // Readable log lines, and visits and alerts within seconds of a pause (both production defaults differ).
     ...localSettings(process.env, process.stdout.isTTY === true),
+    DEVICE_HTTP_PORT: String(deviceHttpPort),
+    DEVICE_MQTT_PORT: String(deviceMqttPort),
+    DEVICE_TELTONIKA_PORT: String(deviceTeltonikaPort),
   };
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
     cwd: root,
@@ -101,6 +110,21 @@ async function waitUntilReady(timeoutMs) {
   throw new Error(`the gateway was not ready within ${timeoutMs / 1000} s`);
 }
 
+/** Until the device gateway's HTTP listener answers (any answer: it has no health route of its own there). */
+async function waitForDeviceGateway(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(`${deviceBase}/`);
+      return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the device gateway did not listen on ${deviceBase} within ${timeoutMs / 1000} s`);
+}
+
 async function api(method, path, token, body) {
   const response = await fetch(base + path, {
     method,
@@ -140,6 +164,26 @@ async function seedDemoTrack(accountId, token, shipmentId) {
     };
   });
   await api('POST', `${at}/readings`, token, { readings });
+  return device;
+}
+
+/** The demo tracker's own credential for the device gateway (HTTP: OsmAnd, Traccar Client, our JSON). */
+async function seedDemoTrackerCredential(accountId, token, deviceId) {
+  const credential = await api('POST', `/v1/accounts/${accountId}/devices/${deviceId}/credentials`, token, {
+    protocol: 'Http',
+    identifier: 'demo-tracker-1',
+  });
+  return { deviceIdentifier: credential.identifier, deviceSecret: credential.secret };
+}
+
+/** The lines that show how a tracker reaches the device gateway as the demo tracker. */
+function deviceGatewayNotice(credentials) {
+  say(`Device gateway: HTTP (OsmAnd, Traccar Client, JSON) on ${deviceBase}, MQTT port ${deviceMqttPort}, Teltonika port ${deviceTeltonikaPort}`);
+  if (!credentials?.deviceSecret) return;
+  say('Send a position as the demo tracker (OsmAnd protocol):');
+  const query = `id=${credentials.deviceIdentifier}&lat=51.9225&lon=4.4792&speed=12&batt=87&timestamp=$(date +%s)`;
+  process.stdout.write(`\ncurl -s "${deviceBase}/t/${credentials.deviceSecret}/?${query}"\n\n`);
+  // The MQTT and Teltonika listeners print their ready-to-paste lines for the demo tracker here.
 }
 
 // Signing keys are stored encrypted with a key-encryption key: unless one is given, use this machine's own,
@@ -172,8 +216,10 @@ run('oms');
 run('dms');
 run('worker');
 run('gateway');
+run('device-gateway');
 try {
   await waitUntilReady(60000);
+  await waitForDeviceGateway(60000);
 } catch (error) {
   say(error.message);
   await stop(1);
@@ -196,7 +242,9 @@ if (credentials) {
     for (const name of ['Rotterdam to Lyon', 'Hamburg to Milan', 'Antwerp to Madrid']) {
       shipments.push(await api('POST', `/v1/accounts/${accountId}/shipments`, accessToken, { name }));
     }
-    await seedDemoTrack(accountId, accessToken, shipments[0].id);
+    const tracker = await seedDemoTrack(accountId, accessToken, shipments[0].id);
+    Object.assign(credentials, await seedDemoTrackerCredential(accountId, accessToken, tracker.id));
+    writeFileSync(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   }
   const body = JSON.stringify({ tenantId, applicationId, applicationSecret });
   const curl =
@@ -210,6 +258,7 @@ if (credentials) {
   say(latenessNotice(process.env));
   say('List the demo shipments:');
   process.stdout.write(`\n${curl}\n\n`);
+  deviceGatewayNotice(credentials);
 } else {
   say(`The stack is ready on ${base}. The identity database already had tenants and ${credentialsFile} is missing,`);
   say('so no demo credentials can be shown: create an application with `npm run -s admin -- application create ...`.');

@@ -18,12 +18,15 @@ const ENTRIES = {
   oms: 'apps/oms/dist/main.js',
   dms: 'apps/dms/dist/main.js',
   worker: 'apps/oms/dist/worker.js',
+  'device-gateway': 'apps/device-gateway/dist/main.js',
+  // A second worker (bench:evaluation with BENCH_EVAL_WORKERS=2): the evaluation's partitions are shared.
+  worker2: 'apps/oms/dist/worker.js',
 };
 const ADMIN_CLI = 'apps/gateway/dist/cli/admin.js';
 const PROFILER_PRELOAD = pathToFileURL(join(root, 'bench', 'lib', 'profiler-preload.mjs')).href;
 /** Until every process serves /health/ready on OPS_PORT (issue 7), the worker says it is ready in its log. */
-const READY_LOG_LINE = { worker: /"msg":"worker is consuming/ };
-const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS', 'RATE_LIMIT_READINGS', 'RATE_LIMIT_PUBLIC_TRACKING'];
+const READY_LOG_LINE = { worker: /"msg":"worker started"/, worker2: /"msg":"worker started"/ };
+const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS', 'RATE_LIMIT_READINGS', 'DEVICE_RATE_LIMIT', 'RATE_LIMIT_PUBLIC_TRACKING'];
 const UNLIMITED = '1000000/1s burst 1000000';
 const READY_TIMEOUT_MS = 120000;
 const POLL_MS = 50;
@@ -121,7 +124,8 @@ export class BenchStack {
   /** Ports and prefixes are chosen once, so a restarted stack keeps its address and its NATS/Redis names. */
   async prepare() {
     this.ports.http = await freePort();
-    for (const name of ['gateway', 'oms', 'dms', 'worker']) this.ports[name] = await freePort();
+    for (const name of ['gateway', 'oms', 'dms', 'worker', 'worker2', 'device-gateway']) this.ports[name] = await freePort();
+    this.ports.deviceHttp = await freePort();
     const databases = databaseNames(this.config);
     this.env = {
       ...process.env,
@@ -131,6 +135,11 @@ export class BenchStack {
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),
+      // The device gateway's HTTP listener; its other listeners on free ports the benchmark does not use.
+      DEVICE_HTTP_PORT: String(this.ports.deviceHttp),
+      DEVICE_MQTT_PORT: '0',
+      DEVICE_MQTTS_PORT: '0',
+      DEVICE_TELTONIKA_PORT: '0',
       GATEWAY_DATABASE_URL: databaseUrl(this.config, databases.gateway),
       OMS_DATABASE_URL: databaseUrl(this.config, databases.oms),
       DMS_DATABASE_URL: databaseUrl(this.config, databases.dms),
@@ -223,7 +232,7 @@ export class BenchStack {
         if (await httpOk(`http://127.0.0.1:${this.ports[name]}/health/ready`)) {
           return { readyMs: elapsed(), via: `ops port /health/ready` };
         }
-        if (name !== 'worker' && (await this.pings(name))) return { readyMs: elapsed(), via: `NATS ${name}.ping` };
+        if ((name === 'oms' || name === 'dms') && (await this.pings(name))) return { readyMs: elapsed(), via: `NATS ${name}.ping` };
         if (this.children.get(name).loggedReady) return { readyMs: elapsed(), via: 'its "ready" log line' };
       }
       await sleep(POLL_MS);

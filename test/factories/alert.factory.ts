@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Alert, AlertKind, type ShipmentScope, type ShipmentStatus } from '@tracking/contracts';
+import { type Lease, leaseFence } from '@tracking/outbox';
+import { DataSource } from 'typeorm';
 import { EvaluationStore, type ShipmentOutcomes } from '../../apps/oms/src/evaluation/evaluation-store.js';
 import type { TestTenant } from './identity.factory.js';
 import type { TestStack } from '../support/stack.js';
@@ -26,11 +28,34 @@ export function inEvaluation<T>(
   work: (outcomes: ShipmentOutcomes) => Promise<T>,
   replica = 0,
 ): Promise<{ status: ShipmentStatus; result: T } | null> {
-  return evaluationStore(stack, replica).forEvaluations([scope], async (evaluations) => {
-    const open = evaluations.find((evaluation) => !evaluation.closing);
-    if (!open) return null;
-    return { status: open.outcomes.status, result: await work(open.outcomes) };
-  });
+  return testLease(stack, replica).then((lease) =>
+    evaluationStore(stack, replica).forEvaluations([scope], lease, async (evaluations) => {
+      const open = evaluations.find((evaluation) => !evaluation.closing);
+      if (!open) return null;
+      return { status: open.outcomes.status, result: await work(open.outcomes) };
+    }),
+  );
+}
+
+const leases = new WeakMap<object, Promise<Lease>>();
+
+/**
+ * A lease of the tests' own (`test:<uuid>`, held for an hour) whose fence the store checks as it checks a
+ * worker's partition lease: the store's transactions here are the tests', not a partition's.
+ */
+function testLease(stack: TestStack, replica: number): Promise<Lease> {
+  const oms = stack.oms[replica];
+  if (!oms) throw new Error(`the stack has no OMS replica ${replica}`);
+  let lease = leases.get(oms);
+  if (!lease) {
+    const name = `test:${randomUUID()}`;
+    lease = oms
+      .get(DataSource)
+      .query(`INSERT INTO leases (name, lease_group, owner, epoch, expires_at) VALUES ($1, 'test', 'test', 1, now() + interval '1 hour')`, [name])
+      .then(() => leaseFence(name, 'test', 1));
+    leases.set(oms, lease);
+  }
+  return lease;
 }
 
 /** Runs `work` on the shipment's outcomes; fails when the store refuses (no such shipment, or closed). */

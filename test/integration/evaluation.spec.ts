@@ -5,7 +5,9 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/evaluation/evaluation-record.repository.js';
-import { ShipmentEvaluator } from '../../apps/oms/src/evaluation/shipment-evaluator.js';
+import { EvaluationConsumer } from '../../apps/oms/src/evaluation/evaluation.consumer.js';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { GeofenceReading } from '@tracking/geofence';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
@@ -133,6 +135,16 @@ describe('evaluation of readings', () => {
     await eventually(watermark, (value) => value >= recordedAt, `evaluation of shipment ${shipmentId} up to ${recordedAt}`);
   }
   const iso = (ms: number) => new Date(ms).toISOString();
+
+  /**
+   * Evaluates the shipment now in `worker` (which holds every partition: the only worker of the stack), as
+   * its consumer or its timers would: in the partition's turn, under its lease. `now` is server time.
+   */
+  async function evaluateIn(worker: INestApplicationContext, shipmentId: string, readings: GeofenceReading[] = [], now?: number): Promise<void> {
+    const consumer = worker.get(EvaluationConsumer);
+    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId };
+    await consumer.evaluate(consumer.partitionOf(shipmentId), [{ ...scope, readings }], now);
+  }
 
   /** Waits until `read` gives `expected` (deep equality), failing with the last value after the deadline. */
   async function until<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
@@ -313,7 +325,7 @@ describe('evaluation of readings', () => {
     await stack.stopWorkers();
     const fresh = await stack.startWorker();
     // Evaluated there now (as a timer would): restored, the second device still holds the horizon.
-    await fresh.get(ShipmentEvaluator).evaluateMany([{ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id, readings: [] }]);
+    await evaluateIn(fresh, shipment.id);
     expect(await visits(shipment.id)).toEqual([]);
     await send(second, path(t0 + 1000, [poi.inside, poi.far, poi.far]));
     // Inside from 1 s (either device), the dwell passed at 2 s: the second's watermark (3 s) passes it.
@@ -415,16 +427,14 @@ describe('evaluation of readings', () => {
     await buffering(shipment, t0, poi.far);
     await send(device, path(t0 + 1000, [poi.inside, poi.inside, poi.inside]));
     await evaluatedUpTo(shipment.id, t0 + 3000);
-    const evaluator = stack.workers[0]!.get(ShipmentEvaluator);
-    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
     // Half the bound later, the silent device still holds the horizon at its watermark.
-    await evaluator.evaluateMany([{ ...scope, readings: [] }], Date.now() + (LATENESS_SECONDS / 2) * 1000);
+    await evaluateIn(stack.workers[0]!, shipment.id, [], Date.now() + (LATENESS_SECONDS / 2) * 1000);
     expect(await visits(shipment.id)).toEqual([]);
     // The timers look again when it has been silent for the bound.
     const { rows } = await oms.query<{ due_at: Date }>('SELECT due_at FROM shipment_evaluations WHERE shipment_id = $1', [shipment.id]);
     expect(rows[0]!.due_at.getTime()).toBeLessThanOrEqual(Date.now() + LATENESS_SECONDS * 1000);
     // The bound in server time later (the timers would evaluate it then): the same as the sweep does.
-    await evaluator.evaluateMany([{ ...scope, readings: [] }], Date.now() + (LATENESS_SECONDS + 1) * 1000);
+    await evaluateIn(stack.workers[0]!, shipment.id, [], Date.now() + (LATENESS_SECONDS + 1) * 1000);
     expect(await visits(shipment.id)).toEqual([{ poiId: poi.id, arrivedAt: iso(t0 + 1000), departedAt: null }]);
   });
 
@@ -530,16 +540,11 @@ describe('evaluation of readings', () => {
     // The readings exactly as the stream carried them (with their receipts), handed over again.
     const { readings: stored } = (await stack.request('GET', `${base}/devices/${device.id}/readings?limit=100`, { token: tenant.token })).body;
     const again = stored.map((reading: Record<string, unknown>) => ({ ...reading, deviceId: device.id }));
-    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, shipmentId: shipment.id };
-    await stack.workers[0]!.get(ShipmentEvaluator).evaluateMany([{ ...scope, readings: again }]);
-    // A fresh worker has nothing in memory: it restores the state from the record and the DMS first.
+    await evaluateIn(stack.workers[0]!, shipment.id, again);
+    // A fresh worker (the partitions handed over to it) has nothing in memory: it restores the state from the record and the DMS first.
+    await stack.stopWorkers();
     const fresh = await stack.startWorker();
-    try {
-      await fresh.get(ShipmentEvaluator).evaluateMany([{ ...scope, readings: again }]);
-    } finally {
-      await fresh.close();
-      stack.workers.splice(stack.workers.indexOf(fresh), 1);
-    }
+    await evaluateIn(fresh, shipment.id, again);
     expect(await version(shipment.id)).toBe(before.version + 2);
     expect(await visits(shipment.id)).toEqual(before.visits);
     expect(await alerts(shipment.id)).toEqual(before.alerts);

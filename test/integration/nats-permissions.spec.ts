@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { CredentialProtocol, Subjects } from '@tracking/contracts';
+import { NatsRpcClient } from '@tracking/messaging';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDevices, startBulkRetire, waitForOperation } from '../factories/bulk.factory.js';
 import { createDevice } from '../factories/device.factory.js';
@@ -24,6 +26,8 @@ const credentialsOf = (component: Component) => ({
   NATS_INBOX_PREFIX: `_INBOX.${component}`,
 });
 
+const DEVICE_GATEWAY_PASSWORD = 'device-gateway-test-password';
+
 let nats: OwnNatsServer;
 let stack: TestStack;
 let tenant: TestTenant;
@@ -32,7 +36,10 @@ const connections: NatsConnection[] = [];
 beforeAll(async () => {
   nats = await OwnNatsServer.start({
     config: CONFIG,
-    env: Object.fromEntries(COMPONENTS.map((component) => [`NATS_${component.toUpperCase()}_PASSWORD`, password(component)])),
+    env: {
+      ...Object.fromEntries(COMPONENTS.map((component) => [`NATS_${component.toUpperCase()}_PASSWORD`, password(component)])),
+      NATS_DEVICE_GATEWAY_PASSWORD: DEVICE_GATEWAY_PASSWORD,
+    },
   });
   stack = await TestStack.start({
     workers: 1,
@@ -50,8 +57,9 @@ afterAll(async () => {
 });
 
 /** A connection as `component`, with the errors the server reports on it. */
-async function connectAs(component: Component): Promise<{ connection: NatsConnection; errors: Error[] }> {
-  const connection = await connect({ servers: nats.url, user: component, pass: password(component), inboxPrefix: `_INBOX.${component}` });
+async function connectAs(component: Component | 'device-gateway'): Promise<{ connection: NatsConnection; errors: Error[] }> {
+  const pass = component === 'device-gateway' ? DEVICE_GATEWAY_PASSWORD : password(component);
+  const connection = await connect({ servers: nats.url, user: component, pass, inboxPrefix: `_INBOX.${component}` });
   connections.push(connection);
   const errors: Error[] = [];
   void (async () => {
@@ -99,6 +107,20 @@ describe('NATS users and permissions', { timeout: 60000 }, () => {
       const subscription = connection.subscribe(subject);
       const ended = await subscription.closed;
       expect([component, subject, String(ended)]).toEqual([component, subject, expect.stringMatching(/permissions violation for subscription/i)]);
+    }
+  });
+
+  it("let the device gateway ask the DMS its three device questions and nothing else", async () => {
+    const { connection, errors } = await connectAs('device-gateway');
+    const rpc = new NatsRpcClient(connection, '', 5000, undefined, '_INBOX.device-gateway');
+    expect(await rpc.call(Subjects.dms.credentials.live, { credentialIds: [] })).toEqual({ live: [] });
+    expect(await rpc.call(Subjects.dms.credentials.authenticate, { protocol: CredentialProtocol.Http, identifier: '', secret: 'dvs_unknown' })).toBeNull();
+    expect(await rpc.call(Subjects.dms.readings.ingestFromDevices, { submissions: [] })).toEqual({ outcomes: [] });
+    await expect(rpc.call(Subjects.dms.devices.list, { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, page: { limit: 1, includeTotal: false }, filters: {} })).rejects.toThrow();
+    await waitUntil(() => errors.some((error) => /permissions violation for publish to "dms\.devices\.list"/i.test(error.message)), 'the server refuses the publish');
+    for (const subject of ['dms.>', '_INBOX.gateway.>']) {
+      const ended = await connection.subscribe(subject).closed;
+      expect([subject, String(ended)]).toEqual([subject, expect.stringMatching(/permissions violation for subscription/i)]);
     }
   });
 });

@@ -28,9 +28,14 @@ describe('npm start', () => {
 
   it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
     const port = await freePort();
+    const devicePort = await freePort();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
+      // The device gateway's listeners on ports of this test's own.
+      DEVICE_HTTP_PORT: String(devicePort),
+      DEVICE_MQTT_PORT: '0',
+      DEVICE_TELTONIKA_PORT: '0',
       OPS_PORT: '0',
       GATEWAY_DATABASE_URL: databaseUrl(`${prefix}gateway`),
       OMS_DATABASE_URL: databaseUrl(`${prefix}oms`),
@@ -58,9 +63,10 @@ describe('npm start', () => {
     // For people: one readable line per service at the default level, none of Nest's start-up narration
     // (modules initialised, routes mapped: 161 lines before), no JSON; the short lateness bound, said.
     const printed = output.slice(0, output.indexOf('Press Ctrl-C')).split('\n');
-    expect(printed.length, output).toBeLessThanOrEqual(20);
+    // About 20 lines for the API's stack, and the device gateway's started line, its listeners and its OsmAnd line.
+    expect(printed.length, output).toBeLessThanOrEqual(28);
     expect(output).not.toMatch(/"level":|InstanceLoader|RouterExplorer|Mapped \{/);
-    for (const service of ['gateway', 'oms', 'dms', 'worker']) {
+    for (const service of ['gateway', 'oms', 'dms', 'worker', 'device-gateway']) {
       expect(printed.filter((line) => line.includes(`[${service}]`) && line.includes(`${service} started`)), output).toHaveLength(1);
     }
     expect(output).toMatch(/silent for 30 s \(EVALUATION_LATENESS_SECONDS=30 for npm start; 600 by default\)/);
@@ -89,6 +95,21 @@ describe('npm start', () => {
     });
     expect(track.status).toBe(200);
     expect(((await track.json()) as { points: unknown[] }).points).toHaveLength(30);
+
+    // The OsmAnd line it prints for the demo tracker stores a position, as pasted into a shell.
+    const osmand = /curl -s "(http:\/\/127\.0\.0\.1:\d+\/t\/dvs_[A-Za-z0-9_-]+\/\?[^"]+)"/.exec(output);
+    expect(osmand, output).not.toBeNull();
+    // `$(date +%s)` has whole seconds, and the seeded track runs to a few hundred ms before the start's
+    // summary: a paste within the same second would be older than the newest seeded reading, which stays
+    // the device's last location. A person pastes later; the test waits for the next whole second.
+    const sent = Math.floor(Date.now() / 1000) + 1;
+    await new Promise((resolve) => setTimeout(resolve, sent * 1000 - Date.now()));
+    const report = await fetch(osmand![1]!.replace('$(date +%s)', String(sent)));
+    expect(report.status, await report.text()).toBe(200);
+    const devices = (await (await fetch(`${base}/v1/accounts/${credentials.accountId}/devices?serialNumber=DEMO-TRACKER-1`, { headers: { authorization: `Bearer ${accessToken}` } })).json()) as {
+      devices: { id: string; lastLocation: { lat: number; recordedAt: string } | null }[];
+    };
+    expect(devices.devices[0]?.lastLocation).toMatchObject({ lat: 51.9225, recordedAt: new Date(sent * 1000).toISOString() });
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OperationStatus, type Operation } from '@tracking/contracts';
-import { RETENTION_QUEUE } from '../../apps/oms/src/operations/operation-retention.js';
+import { RETENTION_LEASE } from '../../apps/oms/src/operations/operation-retention.js';
 import { OperationRepository } from '../../apps/oms/src/operations/operation.repository.js';
 import {
   bulkRetirePath,
@@ -200,13 +199,11 @@ describe('retention of finished operations', () => {
     expect([await entriesOf(young.operation.id), await outcomesOf(young.operation.id)]).toEqual([2, 2]);
   });
 
-  it('is one job scheduler, whichever number of workers upserted it', async () => {
-    const queue = new Queue(RETENTION_QUEUE, { connection: { url: stack.env.REDIS_URL }, prefix: `${stack.env.REDIS_KEY_PREFIX}bull` });
-    try {
-      const schedulers = await queue.getJobSchedulers();
-      expect(schedulers.map((scheduler) => [scheduler.key, scheduler.every])).toEqual([['operations-retention', 300]]);
-    } finally {
-      await queue.close();
-    }
+  it('runs on one worker at a time, the holder of its lease, whichever number of workers run', async () => {
+    const members = await query<{ member: string }>(stack.env.OMS_DATABASE_URL!, 'SELECT member FROM lease_members WHERE lease_group = $1 AND expires_at > now()', [RETENTION_LEASE]);
+    expect(members).toHaveLength(2);
+    const leases = await query<{ owner: string }>(stack.env.OMS_DATABASE_URL!, 'SELECT owner FROM leases WHERE name = $1 AND expires_at > now()', [RETENTION_LEASE]);
+    expect(leases).toHaveLength(1);
+    expect(members.map((row) => row.member)).toContain(leases[0]!.owner);
   });
 });

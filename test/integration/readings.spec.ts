@@ -684,7 +684,8 @@ describe('readings', () => {
           ...withoutNulls(rest),
           ...(location ? { location: withoutNulls(location as Record<string, unknown>) } : {}),
         }));
-      expect(message!.subject).toBe(`${prefix()}readings.${tenant.tenantId}.${tenant.accountIds[0]}`);
+      // On no shipment: the partition `none` (readings of a shipment go on its partition, `readingsPartitionOf`).
+      expect(message!.subject).toBe(`${prefix()}readings.${tenant.tenantId}.${tenant.accountIds[0]}.none`);
       expect(message!.msgId).toMatch(UUID_V7);
       expect(message!.body).toEqual({
         tenantId: tenant.tenantId,

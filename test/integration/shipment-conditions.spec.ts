@@ -83,8 +83,9 @@ describe('shipment tracking fields', () => {
       conditions: null,
       excursions: { temperatureSeconds: 0, humiditySeconds: 0 },
       lastPosition: null,
+      eta: null,
     });
-    expect(Object.keys(created.body).slice(-4)).toEqual(['autoTransitions', 'conditions', 'excursions', 'lastPosition']);
+    expect(Object.keys(created.body).slice(-5)).toEqual(['autoTransitions', 'conditions', 'excursions', 'lastPosition', 'eta']);
     await expectSameEverywhere(created.body);
   });
 

@@ -30,6 +30,7 @@ const SHIPMENT_FIELDS = [
   'conditions',
   'excursions',
   'lastPosition',
+  'eta',
 ].sort();
 
 const STRONG_ETAG = /^"[^"]+"$/;

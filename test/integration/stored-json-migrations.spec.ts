@@ -98,6 +98,23 @@ const shipmentLastPosition: StoredJsonCase<ShipmentEntity> = {
   },
 };
 
+/** The shipment's eta of AddShipmentEta, on rows stored before it. */
+const shipmentEta: StoredJsonCase<ShipmentEntity> = {
+  ...shipments,
+  migration: 'AddShipmentEta1763800031200',
+  undone: async (dataSource) => {
+    const rows = (await dataSource.query('SELECT api_json FROM shipments')) as { api_json: string }[];
+    expect(rows).toHaveLength(shipments.rows.length);
+    for (const row of rows) expect(Object.keys(JSON.parse(row.api_json)).at(-1)).toBe('lastPosition');
+    const columns = (await dataSource.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'shipments' AND column_name LIKE 'eta%'`,
+    )) as unknown[];
+    expect(columns).toEqual([]);
+    const tables = (await dataSource.query(`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'eta_lane%'`)) as unknown[];
+    expect(tables).toEqual([]);
+  },
+};
+
 const devices: StoredJsonCase<DeviceEntity> = {
   service: 'dms',
   migrations: dmsMigrations,
@@ -133,7 +150,7 @@ const devices: StoredJsonCase<DeviceEntity> = {
   toApi: toDevice,
 };
 
-describe.each([shipments, shipmentTracking, shipmentLastPosition, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
+describe.each([shipments, shipmentTracking, shipmentLastPosition, shipmentEta, devices] as StoredJsonCase<object>[])('migration $migration', (subject) => {
   const prefix = `${inject('runId')}_stored_json_${process.pid}_${subject.service}_`;
   const url = databaseUrl(`${prefix}db`);
   const open: DataSource[] = [];

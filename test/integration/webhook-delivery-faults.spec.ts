@@ -10,7 +10,7 @@ import { TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /*
- * The webhook delivery engine (docs/webhook-delivery.md) under hostile receivers and faults: answers the
+ * Webhook delivery (docs/webhook-delivery.md) under hostile receivers and faults: answers the
  * database cannot store as they are, outcomes it refuses, large bodies, long attempt logs, killed senders.
  */
 

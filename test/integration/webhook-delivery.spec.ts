@@ -14,7 +14,7 @@ import { TestStack } from '../support/stack.js';
 import { WebhookReceiver as Receiver } from '../support/webhook-receiver.js';
 
 /*
- * The webhook delivery engine (docs/webhook-delivery.md) against real local receivers: events written into
+ * Webhook delivery (docs/webhook-delivery.md) against real local receivers: events written into
  * the OMS outbox travel relay -> JetStream -> the workers' dispatch consumer -> deliveries -> the sender.
  * The stack allows http and loopback URLs, and shortens the timeout, the retry schedule and the disabling.
  */
@@ -41,7 +41,7 @@ describe('webhook delivery', { timeout: 90000 }, () => {
         WEBHOOK_ALLOW_INSECURE: 'true',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-        // Long enough for held deliveries to wait 3 rounds for a slot (waitingRounds).
+        // A killed sender's lease lapses well within the deadlines below.
         WEBHOOK_LEASE_MS: '8000',
         WEBHOOK_RETRY_SCHEDULE: SCHEDULE.map((ms) => `${ms}ms`).join(','),
         WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS),

@@ -27,6 +27,7 @@ export const PATH_RESOURCES: Record<string, ErrorCode> = {
   webhookId: ErrorCode.WebhookNotExists,
   deliveryId: ErrorCode.DeliveryNotExists,
   alertId: ErrorCode.AlertNotExists,
+  credentialId: ErrorCode.CredentialNotExists,
   linkId: ErrorCode.ShareLinkNotExists,
 };
 
@@ -73,6 +74,8 @@ export async function createAccountResources(
   if (assigned.status !== 204) throw new Error(`assignment failed: ${assigned.status} ${assigned.text}`);
   const operation = await stack.request('POST', `${base}/devices/bulk-retire`, { token: tenant.token, body: { deviceIds: [randomUUID()] } });
   if (operation.status !== 202) throw new Error(`bulk retirement failed: ${operation.status} ${operation.text}`);
+  const credential = await stack.request('POST', `${base}/devices/${device.id}/credentials`, { token: tenant.token, body: { protocol: 'Http' } });
+  if (credential.status !== 201) throw new Error(`credential failed: ${credential.status} ${credential.text}`);
   const webhook = await createWebhook(stack, tenant, { account, body: { description: `${marker} webhook` } });
   const delivery = await sendTestPing(stack, tenant, webhook.path);
   // Alerts come from the evaluation of readings only; the store is what it writes them with.
@@ -89,6 +92,7 @@ export async function createAccountResources(
     webhookId: webhook.webhook.id,
     deliveryId: delivery.id,
     alertId: alert.id,
+    credentialId: credential.body.id as string,
     linkId: link.id,
     // Not an account route's parameter: the public view's (GET /v1/public/tracking/{token}).
     token: link.token,

@@ -85,7 +85,7 @@ export function commit(readings: unknown[]): SubmitResult {
       ? []
       : [{ index, error: { code: ErrorCode.InvalidParameter, message: 'recordedAt is required.', details: { field: 'recordedAt', issue: ParameterIssue.Required } } }],
   );
-  return { kind: 'committed', outcome: { accepted: readings.length - rejected.length, duplicates: 0, rejected } };
+  return { kind: 'committed', outcome: { accepted: readings.length - rejected.length, duplicates: 0, unassigned: 0, rejected } };
 }
 
 /** A promise with its resolve function outside, to let a spec decide when the sink answers. */

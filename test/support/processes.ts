@@ -16,6 +16,7 @@ const ENTRY_POINTS = {
   oms: { path: 'apps/oms/dist/main.js', ready: '"msg":"oms started"' },
   dms: { path: 'apps/dms/dist/main.js', ready: '"msg":"dms started"' },
   gateway: { path: 'apps/gateway/dist/main.js', ready: '"msg":"gateway started"' },
+  'device-gateway': { path: 'apps/device-gateway/dist/main.js', ready: '"msg":"device-gateway started"' },
 } as const;
 
 export type ServiceName = keyof typeof ENTRY_POINTS;

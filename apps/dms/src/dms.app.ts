@@ -4,6 +4,7 @@ import { isDatabaseUnavailable, prepareDatabase } from '@tracking/database';
 import { startMicroservice } from '@tracking/messaging';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DmsConfig } from './config.js';
+import { CredentialEntity } from './credentials/credential.entity.js';
 import { DeviceEntity } from './devices/device.entity.js';
 import { DmsModule } from './dms.module.js';
 import { dmsMigrations } from './migrations/index.js';
@@ -20,7 +21,7 @@ export async function startDms(
   const dataSource = await prepareDatabase({
     url: config.DMS_DATABASE_URL,
     poolSize: config.DMS_DATABASE_POOL_SIZE,
-    entities: [DeviceEntity],
+    entities: [DeviceEntity, CredentialEntity],
     migrations: dmsMigrations,
     applicationName: 'dms',
   });

@@ -6,6 +6,7 @@ import { OutboxModule } from '@tracking/outbox';
 import { CursorCodec } from '@tracking/paging';
 import type { DataSource } from 'typeorm';
 import type { DmsConfig } from './config.js';
+import { CredentialsModule } from './credentials/credentials.module.js';
 import { DevicesModule } from './devices/devices.module.js';
 import { ReleasedTargets } from './devices/released-targets.js';
 import { PingHandler } from './health/ping.handler.js';
@@ -30,6 +31,7 @@ export class DmsModule {
           ? [OutboxModule.forRoot({ name: 'dms', config, dataSource, databaseUrl: config.DMS_DATABASE_URL, logger: relay.logger, registry: relay.metrics.registry })]
           : []),
         DevicesModule,
+        CredentialsModule,
         OperationsModule,
         ReadingsModule,
         TracksModule,

@@ -1,7 +1,7 @@
 import { ConfigError, env, readConfig, type ConfigOf } from '@tracking/core';
 import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
 import { keyEncryptionKeysSetting } from './auth/key-envelope.js';
-import { rateLimitSetting, tenantOverridesSetting, trustProxySetting } from './protection/rate-limit/rate-limit.config.js';
+import { DEFAULT_READINGS_LIMIT, rateLimitSetting, tenantOverridesSetting, trustProxySetting } from '@tracking/rate-limit';
 
 export const gatewayConfigSchema = {
   PORT: env.int({ default: 3000, min: 0, max: 65535 }),
@@ -75,7 +75,7 @@ export const gatewayConfigSchema = {
    * Readings per tenant, whatever application sends them: each entry of a `POST /readings` batch counts
    * one; a batch over it gets 429 whole (docs/readings.md, "Rate limit").
    */
-  RATE_LIMIT_READINGS: rateLimitSetting({ default: '50000/1s burst 100000' }),
+  RATE_LIMIT_READINGS: rateLimitSetting({ default: DEFAULT_READINGS_LIMIT }),
   /**
    * Fair admission of `POST /readings` batches per gateway replica (docs/readings.md, "Fair admission"):
    * readings being stored at once, whatever their tenant (sized from the measured ingest capacity) ...

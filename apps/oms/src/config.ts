@@ -79,8 +79,11 @@ export const omsConfigSchema = {
   WEBHOOK_ACCOUNT_DELIVERIES_PER_HOUR: env.int({ default: 10000, min: 1, max: 10000000 }),
   /** Alerts one shipment may open per clock hour (UTC); beyond it one `alert.suppressed` per shipment and hour (docs/alerts-and-visits.md). */
   ALERTS_PER_SHIPMENT_PER_HOUR: env.int({ default: 20, min: 1, max: 100000 }),
-  /** How often a sender looks for due deliveries without being woken (retries, other processes' dispatches). */
-  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 100, min: 10, max: 60000 }),
+  /**
+   * How often a sender looks for due deliveries without being woken: retries falling due and leases of
+   * killed workers lapsing (a delivery made due now wakes every sender through PostgreSQL's notification).
+   */
+  WEBHOOK_POLL_INTERVAL_MS: env.int({ default: 1000, min: 10, max: 60000 }),
   /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */
   EVALUATION_ENABLED: env.bool({ default: true }),
   /** A shipment is evaluated once this much server time has passed since its newest ingested reading (a reorder buffer). */
@@ -91,6 +94,13 @@ export const omsConfigSchema = {
   EVALUATION_SWEEP_INTERVAL_MS: env.int({ default: 1000, min: 50, max: 3600000 }),
   /** Chunks of shipments one worker process evaluates at once, each a transaction on one pooled connection. */
   EVALUATION_CONCURRENCY: env.int({ default: 4, min: 1, max: 64 }),
+  /**
+   * Leases (docs/leases.md: the evaluation's partitions, the events feed): a lease not renewed for this
+   * long lapses and another process takes it, so this is how long a dead holder's work waits.
+   */
+  LEASE_TTL_MS: env.int({ default: 5000, min: 500, max: 600000 }),
+  /** How often a process renews its leases and looks at who else is alive (well under LEASE_TTL_MS). */
+  LEASE_HEARTBEAT_MS: env.int({ default: 1000, min: 100, max: 60000 }),
 };
 
 export type OmsConfig = ConfigOf<typeof omsConfigSchema>;
@@ -99,6 +109,9 @@ export function readOmsConfig(source?: Record<string, string | undefined>): OmsC
   const config = checkNatsConfig(readConfig(omsConfigSchema, source));
   if (config.WEBHOOK_LEASE_MS < config.WEBHOOK_TIMEOUT_MS + 100) {
     throw new ConfigError('WEBHOOK_LEASE_MS', `must exceed WEBHOOK_TIMEOUT_MS (${config.WEBHOOK_TIMEOUT_MS}) by at least 100 ms`);
+  }
+  if (config.LEASE_HEARTBEAT_MS * 2 > config.LEASE_TTL_MS) {
+    throw new ConfigError('LEASE_HEARTBEAT_MS', `must be at most half of LEASE_TTL_MS (${config.LEASE_TTL_MS}), so that one late renewal loses no lease`);
   }
   return config;
 }

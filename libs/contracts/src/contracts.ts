@@ -21,6 +21,19 @@ import type {
   UnassignDeviceRequest,
   UpdateDeviceRequest,
 } from './dms/devices.js';
+import type {
+  AuthenticateDeviceRequest,
+  AuthenticatedDevice,
+  CreateCredentialRequest,
+  DeleteCredentialRequest,
+  DeviceCredentialPage,
+  DeviceCredentialWithSecret,
+  IngestDeviceReadingsRequest,
+  IngestDeviceReadingsResult,
+  ListCredentialsRequest,
+  LiveCredentialsReply,
+  LiveCredentialsRequest,
+} from './dms/credentials.js';
 import type { IngestReadingsRequest, IngestResult, ListReadingsRequest, ReadingPage, ShipmentReadingsPage, ShipmentReadingsRequest } from './dms/readings.js';
 import type { TrackReply, TrackRequest } from './dms/tracks.js';
 import type { EventPage, ListEventsRequest } from './events/events.js';
@@ -168,7 +181,14 @@ export interface Contracts {
   [Subjects.dms.devices.release]: Hop<ReleaseDevicesRequest, ReleaseDevicesResult>;
   [Subjects.dms.devices.linked]: Hop<LinkedDevicesRequest, LinkedDevices>;
 
+  [Subjects.dms.credentials.create]: Hop<CreateCredentialRequest, DeviceCredentialWithSecret>;
+  [Subjects.dms.credentials.list]: Hop<ListCredentialsRequest, DeviceCredentialPage>;
+  [Subjects.dms.credentials.delete]: Hop<DeleteCredentialRequest, Empty>;
+  [Subjects.dms.credentials.authenticate]: Hop<AuthenticateDeviceRequest, AuthenticatedDevice | null>;
+  [Subjects.dms.credentials.live]: Hop<LiveCredentialsRequest, LiveCredentialsReply>;
+
   [Subjects.dms.readings.ingest]: Hop<IngestReadingsRequest, IngestResult>;
+  [Subjects.dms.readings.ingestFromDevices]: Hop<IngestDeviceReadingsRequest, IngestDeviceReadingsResult>;
   [Subjects.dms.readings.list]: Hop<ListReadingsRequest, ReadingPage>;
   [Subjects.dms.readings.ofShipment]: Hop<ShipmentReadingsRequest, ShipmentReadingsPage>;
   [Subjects.dms.tracks.get]: Hop<TrackRequest, TrackReply>;

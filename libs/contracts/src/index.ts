@@ -9,6 +9,7 @@ export * from './oms/items.js';
 export * from './oms/assignments.js';
 export * from './dms/devices.js';
 export * from './dms/readings.js';
+export * from './dms/credentials.js';
 export * from './dms/tracks.js';
 export * from './oms/operations.js';
 export * from './oms/webhooks.js';

@@ -92,9 +92,20 @@ export const Subjects = {
       /** The device ids of some sets, for the gateway to fill `deviceIds`. */
       linked: 'dms.devices.linked',
     },
+    credentials: {
+      create: 'dms.credentials.create',
+      list: 'dms.credentials.list',
+      delete: 'dms.credentials.delete',
+      /** Device gateway only: who a connecting tracker is. */
+      authenticate: 'dms.credentials.authenticate',
+      /** Device gateway only: which of its connections' credentials are still live. */
+      live: 'dms.credentials.live',
+    },
     readings: {
       /** One chunk of a `POST /readings` batch, judged and stored in one transaction. */
       ingest: 'dms.readings.ingest',
+      /** Device gateway only: many devices' messages, stored in one transaction. */
+      ingestFromDevices: 'dms.readings.ingest-from-devices',
       list: 'dms.readings.list',
       /**
        * The readings a shipment's devices recorded within their assignment periods on it, from an instant

@@ -8,3 +8,4 @@ export * from './migrate-command.js';
 export * from './prepared-rows.js';
 export * from './batched-rows.js';
 export * from './owned-by.js';
+export * from './pg-listener.js';

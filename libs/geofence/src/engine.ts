@@ -1,3 +1,4 @@
+import { foldTrack } from './eta/track.js';
 import { OUTSIDE_FACTOR, type PlaceIndex } from './place-index.js';
 import type {
   AlertKind,
@@ -538,6 +539,8 @@ class Run {
 
   private applyPosition(s: Sample, lat: number, lng: number): void {
     const state = this.state;
+    const track = foldTrack(state.track, s.t, lat, lng, s.acc);
+    if (track !== undefined) state.track = track;
     const accuracy = s.acc ?? 0;
     const before = state.inside[s.d] ?? [];
     const after: string[] = [];

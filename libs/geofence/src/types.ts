@@ -1,3 +1,5 @@
+import type { TrackStats } from './eta/track.js';
+
 /** A timestamp as the service has it: RFC 3339 text, a Date, or epoch milliseconds. */
 export type Instant = string | Date | number;
 
@@ -177,4 +179,6 @@ export interface GeofenceState {
   humidity: ExcursionTrack;
   /** The open SignalLoss alert's start, or null. */
   signalLoss: number | null;
+  /** The track's figures for the estimated arrival (`eta/track.ts`); absent until a position is folded. */
+  track?: TrackStats;
 }

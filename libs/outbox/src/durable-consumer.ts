@@ -9,8 +9,8 @@ export interface DurableConsumerOptions<T> {
   stream: StreamSettings;
   /** The durable name: every replica with this name shares one position in the stream. */
   durable: string;
-  /** Subjects of the stream this consumer reads (all when absent). */
-  filterSubjects?: string[];
+  /** The subject (wildcards allowed) of the stream this consumer reads (all when absent); one per consumer on NATS 2.9. */
+  filterSubject?: string;
   /** The message's body as the handler takes it; a throw marks the message malformed (terminated, logged). */
   decode: (data: Uint8Array, subject: string) => T;
   /**
@@ -37,7 +37,7 @@ export interface DurableConsumerOptions<T> {
   retryDelayMs?: number;
   /**
    * Strict stream order, for a store that must keep it (the events feed), with one process consuming at a
-   * time (`AdvisoryLeader`) and one batch at a time (`concurrentBatches` is ignored):
+   * time (the holder of a lease, `LeaseGroup`) and one batch at a time (`concurrentBatches` is ignored):
    * - a failed batch is handed to the handler again in place, after `retryDelayMs` doubling up to 5 s,
    *   until it succeeds or the consumer stops; the messages after it wait behind it (they are not handed
    *   out before it, as a negative acknowledgement with a delay would let them be);
@@ -134,7 +134,7 @@ export class DurableConsumer<T> {
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(this.ackWaitMs),
       max_ack_pending: 20000,
-      ...(this.options.filterSubjects ? { filter_subjects: this.options.filterSubjects } : {}),
+      ...(this.options.filterSubject ? { filter_subject: this.options.filterSubject } : {}),
     };
     const jsm = await jetstreamManager(nats);
     const info = await jsm.consumers.info(stream, durable).catch((error: unknown) => {

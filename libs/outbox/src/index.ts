@@ -5,4 +5,5 @@ export * from './jetstream-setup.js';
 export * from './durable-consumer.js';
 export * from './outbox-config.js';
 export * from './outbox.module.js';
-export * from './advisory-leader.js';
+export * from './leases.js';
+export * from './readings-partitions.js';

@@ -10,6 +10,13 @@ export const outboxConfigSchema = {
   EVENTS_STREAM_MAX_AGE_HOURS: env.int({ default: 168, min: 1, max: 8760 }),
   /** How long the readings stream keeps a batch: the longest its consumers (the OMS's positions) may be down without losing any. */
   READINGS_STREAM_MAX_AGE_HOURS: env.int({ default: 24, min: 1, max: 8760 }),
+  /**
+   * Partitions of the readings stream (docs/geofence-evaluation.md, "Ownership"): a shipment's readings go on
+   * one of them by a hash of its id, and each is evaluated by one worker at a time. Fixed for a deployment:
+   * the DMS publishes and the OMS consumes with the same number, and changing it moves shipments between
+   * partitions (drain the stream first).
+   */
+  READINGS_PARTITIONS: env.int({ default: 32, min: 1, max: 1024 }),
   /** How long JetStream remembers an event id to drop a republished duplicate. */
   EVENTS_STREAM_DUPLICATE_WINDOW_MS: env.int({ default: 600000, min: 1000, max: 86400000 }),
   /** Copies of each stream in a JetStream cluster. */

@@ -16,6 +16,11 @@ export interface DeviceIdentity {
   credentialId: string;
   deviceId: string;
   accountId: string;
+  /**
+   * The device's tenant (its readings limit, the DMS's scope). Always set by `DmsAuthenticator`; optional
+   * only so that identities written before it was added still compile.
+   */
+  tenantId?: string;
   protocol: DeviceProtocol;
   /** The credential's identifier: the MQTT username / topic segment, the OsmAnd `id`, the Teltonika IMEI. */
   identifier: string;
@@ -25,6 +30,8 @@ export interface DeviceAuthenticator {
   /**
    * The identity behind a credential, or null when none is live: unknown identifier, wrong secret,
    * deleted credential, retired or deleted device. `secret` is null for Teltonika (the IMEI alone).
+   * Rejects (a `DomainError` with code `ServiceUnavailable` or `GatewayTimeout`) when the DMS cannot
+   * answer: the listener then says "try later" (HTTP 503, MQTT server unavailable), never "wrong secret".
    */
   authenticate(protocol: DeviceProtocol, identifier: string, secret: string | null): Promise<DeviceIdentity | null>;
   /**
@@ -38,6 +45,8 @@ export interface DeviceAuthenticator {
 export interface DeviceReadingsOutcome {
   accepted: number;
   duplicates: number;
+  /** Of `accepted`, those recorded while the device was on no shipment (as `POST /readings` counts them). */
+  unassigned: number;
   rejected: { index: number; error: ErrorBody }[];
 }
 

@@ -178,7 +178,7 @@ describe.each([4, 5] as const)('MQTT listener, protocol version %i', (version) =
     // A round trip after the publish: a PUBACK written at once would have come before this SUBACK.
     await c.subscribeAsync('devices/truck-1/rejected');
     expect(acknowledged).toBe(false);
-    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, rejected: [] } });
+    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, unassigned: 0, rejected: [] } });
     await published;
     expect(acknowledged).toBe(true);
   });
@@ -297,7 +297,7 @@ describe('MQTT listener, MQTT 3.1.1 only', () => {
     await run.sink.waitForSubmissions(1);
     await c.subscribeAsync('devices/truck-1/rejected');
     expect(completed).toBe(false);
-    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, rejected: [] } });
+    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, unassigned: 0, rejected: [] } });
     await published;
     expect(run.sink.submissions[0]!.readings).toEqual([reading(1)]);
   });
@@ -422,7 +422,7 @@ describe('MQTT listener, lifecycle', () => {
     // Until the sink answers, nothing is sent: the PUBACK waits, and so does the DISCONNECT.
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual([]);
-    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, rejected: [] } });
+    answer.resolve({ kind: 'committed', outcome: { accepted: 1, duplicates: 0, unassigned: 0, rejected: [] } });
     expect((await disconnect).reasonCode).toBe(0x8b);
     await stopping;
     expect(order).toEqual(['puback', 'disconnect', 'stopped']);

@@ -274,7 +274,7 @@ class TeltonikaConnection {
 
     let result: SubmitResult;
     if (readings.length === 0) {
-      result = { kind: 'committed', outcome: { accepted: 0, duplicates: 0, rejected: [] } };
+      result = { kind: 'committed', outcome: { accepted: 0, duplicates: 0, unassigned: 0, rejected: [] } };
     } else {
       try {
         result = await this.sink.submit(identity, readings);

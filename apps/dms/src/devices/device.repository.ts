@@ -273,6 +273,38 @@ export class DeviceRepository {
     );
   }
 
+  /**
+   * The device a credential change acts on, locked `FOR KEY SHARE` in `manager`'s transaction (it cannot
+   * be deleted meanwhile; a retire may go on), or null when the account has no such device.
+   */
+  async lockForCredentials(manager: EntityManager, scope: AccountScope, id: string): Promise<{ id: string; retired: boolean } | null> {
+    const rows: { id: string; status: string }[] = await manager.query(
+      'SELECT id, status FROM devices WHERE id = $1 AND account_id = $2 AND tenant_id = $3 FOR KEY SHARE',
+      [id, scope.accountId, scope.tenantId],
+    );
+    const row = rows[0];
+    return row ? { id: row.id, retired: row.status === DeviceStatus.Retired } : null;
+  }
+
+  /**
+   * Credentials whose device exists and is not retired: those of `protocol` matching `column = value`
+   * (`identifier`, or `secret_digest` for HTTP), or, with `ids`, those among them. In `manager`'s
+   * transaction when given, without locking (docs/device-gateway.md, "Revocation").
+   */
+  async liveCredentials(
+    where: { protocol: string; column: 'identifier' | 'secret_digest'; value: string | Buffer } | { ids: string[] },
+    manager: EntityManager = this.devices.manager,
+  ): Promise<{ id: string; device_id: string; tenant_id: string; account_id: string; identifier: string; secret_digest: Buffer | null }[]> {
+    const [condition, parameters] =
+      'ids' in where ? ['c.id = ANY($1::uuid[])', [where.ids]] : [`c.protocol = $2 AND c.${where.column} = $1`, [where.value, where.protocol]];
+    return manager.query(
+      `SELECT c.id, c.device_id, c.tenant_id, c.account_id, c.identifier, c.secret_digest
+         FROM device_credentials c JOIN devices d ON d.id = c.device_id
+        WHERE ${condition} AND d.status <> '${DeviceStatus.Retired}'`,
+      parameters,
+    );
+  }
+
   async delete(manager: EntityManager, device: DeviceEntity): Promise<void> {
     await manager.delete(DeviceEntity, { id: device.id });
   }

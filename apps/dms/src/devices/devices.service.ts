@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type AccountScope,
   type AssignDeviceRequest,
@@ -32,10 +32,15 @@ import type { DeviceEntity } from './device.entity.js';
 import { writeReleaseMarkers } from '../readings/release-markers.js';
 import { checkAvailable, checkLinkable, checkNotReleased, checkNotRetired, deviceNotFound, tooLate } from './device-rules.js';
 import { DeviceRepository } from './device.repository.js';
+import type { DmsConfig } from '../config.js';
+import { DMS_CONFIG } from '../tokens.js';
 
 @Injectable()
 export class DevicesService {
-  constructor(private readonly devices: DeviceRepository) {}
+  constructor(
+    private readonly devices: DeviceRepository,
+    @Inject(DMS_CONFIG) private readonly config: DmsConfig,
+  ) {}
 
   /** The page as JSON text (see `findPageJson`): passed on, never parsed. */
   async list(request: ListDevicesRequest): Promise<JsonReply<DevicePage>> {
@@ -205,7 +210,7 @@ export class DevicesService {
       await this.devices.save(manager, found);
       const { shipmentId, setId } = request;
       await recordEvents(manager, [linkEvent(EventType.DeviceUnassigned, found, { deviceId: found.id, shipmentId, setId })]);
-      await writeReleaseMarkers(manager, request, [found.id]);
+      await writeReleaseMarkers(manager, request, [found.id], this.config.READINGS_PARTITIONS);
       if (Date.now() > request.deadline) throw tooLate(UNLINK_TOO_LATE);
     };
     try {
@@ -230,7 +235,7 @@ export class DevicesService {
           manager,
           unlinked.map((link) => linkEvent(EventType.DeviceUnassigned, request, { deviceId: link.id, shipmentId: request.shipmentId, setId: link.setId })),
         );
-        if (request.setId != null) await writeReleaseMarkers(manager, request, unlinked.map((link) => link.id));
+        if (request.setId != null) await writeReleaseMarkers(manager, request, unlinked.map((link) => link.id), this.config.READINGS_PARTITIONS);
       };
       const { shipmentId, setId, deadline } = request;
       const released = await this.devices.release(request, shipmentId, setId, deadline, tooLateToRelease, recordUnlinked);

@@ -9,6 +9,7 @@ import { CreateOutbox1763800010000 } from './1763800010000-create-outbox.js';
 import { CreateReadings1763800011000 } from './1763800011000-create-readings.js';
 import { CreateAssignmentPeriods1763800012000 } from './1763800012000-create-assignment-periods.js';
 import { CompressOutboxWithLz41763800013000 } from './1763800013000-compress-outbox-with-lz4.js';
+import { CreateDeviceCredentials1763900031000 } from './1763900031000-create-device-credentials.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -23,4 +24,5 @@ export const dmsMigrations = [
   CreateReadings1763800011000,
   CreateAssignmentPeriods1763800012000,
   CompressOutboxWithLz41763800013000,
+  CreateDeviceCredentials1763900031000,
 ];

@@ -1,6 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import {
+  type IngestDeviceReadingsRequest,
+  type IngestDeviceReadingsResult,
   type IngestReadingsRequest,
   type IngestResult,
   type ListReadingsRequest,
@@ -19,6 +21,12 @@ export class ReadingsHandler {
   @Handles(Subjects.dms.readings.ingest)
   ingest(@Payload() request: IngestReadingsRequest): Promise<IngestResult> {
     return this.readings.ingest(request);
+  }
+
+  /** Called by the device gateway only: many devices' messages in one transaction. */
+  @Handles(Subjects.dms.readings.ingestFromDevices)
+  ingestFromDevices(@Payload() request: IngestDeviceReadingsRequest): Promise<IngestDeviceReadingsResult> {
+    return this.readings.ingestFromDevices(request);
   }
 
   @Handles(Subjects.dms.readings.list)

@@ -1,6 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
+  type AccountScope,
+  type DeviceSubmissionOutcome,
   ErrorCode,
+  type IngestDeviceReadingsRequest,
+  type IngestDeviceReadingsResult,
   type IngestEntry,
   type IngestReadingsRequest,
   type IngestResult,
@@ -16,12 +20,16 @@ import {
   type ShipmentReadingsRequest,
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import { type OutboxMessage, writeOutbox } from '@tracking/outbox';
+import { type OutboxMessage, readingsPartitionOf, writeOutbox } from '@tracking/outbox';
+import type { EntityManager } from 'typeorm';
 import { validate as isUuid } from 'uuid';
+import { CredentialRepository } from '../credentials/credential.repository.js';
 import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
 import { type AssignmentPeriod, ReadingRepository, type ReadingRow, publishedReadingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
+import type { DmsConfig } from '../config.js';
+import { DMS_CONFIG } from '../tokens.js';
 
 /** How far ahead of the DMS's clock a device's clock may be. */
 export const MAX_FUTURE_MS = 5 * 60_000;
@@ -40,87 +48,197 @@ export class ReadingsService {
     private readonly readings: ReadingRepository,
     private readonly devices: DeviceRepository,
     private readonly partitions: ReadingPartitions,
+    private readonly credentials: CredentialRepository,
+    @Inject(DMS_CONFIG) private readonly config: DmsConfig,
   ) {}
 
   async ingest(request: IngestReadingsRequest): Promise<IngestResult> {
     const now = Date.now();
-    const receivedAt = new Date(now);
     const rejected: RejectedReading[] = [];
+    const timely = this.timely(request.entries, now, API_NAMES, rejected);
+    await this.partitions.ensure(timely.map((entry) => entry.recordedAt));
+    const fates = await this.readings.transaction((manager) => this.store(manager, request, timely, now, API_NAMES, rejected));
+    rejected.sort((a, b) => a.index - b.index);
+    return { accepted: fates.accepted.length, duplicates: fates.duplicates.length, unassigned: fates.unassigned.length, rejected };
+  }
+
+  /**
+   * Many devices' messages from the device gateway (docs/device-gateway.md), stored in one transaction
+   * exactly as `ingest` stores a batch: each submission whose credential is no longer live (deleted, its
+   * device retired or deleted) is `revoked` and nothing of it is stored (the credentials are read in the
+   * transaction; a device retired or deleted meanwhile is seen under its row lock). Accounts are stored in id order,
+   * each one's devices in id order, so that concurrent batches lock devices in one global order.
+   */
+  async ingestFromDevices(request: IngestDeviceReadingsRequest): Promise<IngestDeviceReadingsResult> {
+    const now = Date.now();
+    const submissions = request.submissions;
+    if (!Array.isArray(submissions) || submissions.some((submission) => !Array.isArray(submission?.entries))) {
+      throw DomainError.invalidParameter('submissions', ParameterIssue.InvalidFormat, 'submissions must be a list of {tenantId, accountId, credentialId, deviceId, entries}.');
+    }
+    // Every entry gets a position in the whole request; `origin` maps it back to its submission and index.
+    const origin: { submission: number; index: number }[] = [];
+    const rejectedOf = submissions.map(() => [] as RejectedReading[]);
+    const accounts = new Map<string, { scope: AccountScope; submissions: number[]; entries: IngestEntry[] }>();
+    const names: EntryNames = {
+      field: (entry) => `readings.${origin[entry.index]?.index ?? entry.index}`,
+      earlier: () => 'an earlier reading of this device in the same batch',
+    };
+    const timelyOf = submissions.map((submission, s) => {
+      const entries = submission.entries.map((entry) => {
+        origin.push({ submission: s, index: entry.index });
+        // The device is the credential's, whatever the entry says.
+        return { ...entry, index: origin.length - 1, deviceId: submission.deviceId, serialNumber: undefined };
+      });
+      return this.timely(entries, now, names, rejectedOf[s] ?? []);
+    });
+    await this.partitions.ensure(timelyOf.flat().map((entry) => entry.recordedAt));
+
+    const revoked = new Set<number>();
+    const fates = await this.readings.transaction(async (manager) => {
+      const live = await this.credentials.liveAmong([...new Set(submissions.map((submission) => submission.credentialId))], manager);
+      for (const [s, submission] of submissions.entries()) {
+        if (!live.has(submission.credentialId)) {
+          revoked.add(s);
+          continue;
+        }
+        const key = `${submission.accountId}|${submission.tenantId}`;
+        let account = accounts.get(key);
+        if (!account) {
+          account = { scope: { tenantId: submission.tenantId, accountId: submission.accountId }, submissions: [], entries: [] };
+          accounts.set(key, account);
+        }
+        account.submissions.push(s);
+        account.entries.push(...(timelyOf[s] ?? []));
+      }
+      const accepted: number[] = [];
+      const duplicates: number[] = [];
+      const unassigned: number[] = [];
+      const rejected: RejectedReading[] = [];
+      for (const key of [...accounts.keys()].sort()) {
+        const account = accounts.get(key);
+        if (!account || account.entries.length === 0) continue;
+        const stored = await this.store(manager, account.scope, account.entries, now, names, rejected);
+        accepted.push(...stored.accepted);
+        duplicates.push(...stored.duplicates);
+        unassigned.push(...stored.unassigned);
+      }
+      return { accepted, duplicates, unassigned, rejected };
+    });
+
+    const outcomes: DeviceSubmissionOutcome[] = submissions.map(() => ({ kind: 'committed', accepted: 0, duplicates: 0, unassigned: 0, rejected: [] }));
+    const count = (indices: number[], field: 'accepted' | 'duplicates' | 'unassigned') => {
+      for (const index of indices) {
+        const outcome = outcomes[origin[index]?.submission ?? -1];
+        if (outcome?.kind === 'committed') outcome[field] += 1;
+      }
+    };
+    count(fates.accepted, 'accepted');
+    count(fates.duplicates, 'duplicates');
+    count(fates.unassigned, 'unassigned');
+    for (const { index, error } of fates.rejected) rejectedOf[origin[index]?.submission ?? -1]?.push({ index: origin[index]?.index ?? index, error });
+    for (const [s, outcome] of outcomes.entries()) {
+      const rejected = (rejectedOf[s] ?? []).sort((a, b) => a.index - b.index);
+      // Its device retired or deleted since the credential check (a retire waits for no credential lock): nothing stored.
+      const gone = rejected.some((entry) => entry.error.code === ErrorCode.DeviceRetired || entry.error.code === ErrorCode.DeviceNotExists);
+      if (revoked.has(s) || gone) outcomes[s] = { kind: 'revoked' };
+      else if (outcome.kind === 'committed') outcome.rejected = rejected;
+    }
+    await this.credentials.touch([...new Set(submissions.filter((_, s) => !revoked.has(s)).map((submission) => submission.credentialId))]);
+    return { outcomes };
+  }
+
+  /** The entries within the time window; the others are refused into `rejected`. */
+  private timely(entries: IngestEntry[], now: number, names: EntryNames, rejected: RejectedReading[]): IngestEntry[] {
     const cutoff = this.partitions.retentionCutoff(now);
-    const timely = request.entries.filter((entry) => {
-      const error = timeError(entry, now, cutoff);
+    return entries.filter((entry) => {
+      const error = timeError(entry, now, cutoff, names);
       if (error) rejected.push({ index: entry.index, error });
       return !error;
     });
-    await this.partitions.ensure(timely.map((entry) => entry.recordedAt));
+  }
 
-    const result = await this.readings.transaction(async (manager) => {
-      const deviceIds = new Set<string>();
-      const serialNumbers = new Set<string>();
-      for (const entry of timely) {
-        if (entry.deviceId !== undefined) deviceIds.add(entry.deviceId);
-        else if (entry.serialNumber !== undefined) serialNumbers.add(entry.serialNumber);
-      }
-      const devices = await this.devices.lockForReadings(manager, request, [...deviceIds], [...serialNumbers]);
-      const byId = new Map(devices.map((device) => [device.id, device]));
-      const bySerial = new Map(devices.map((device) => [device.serialNumber, device]));
+  /**
+   * Stores timely entries of one account in `manager`'s transaction: the devices locked, the new
+   * readings inserted, duplicates and conflicts told apart, the devices' last known fields moved, the
+   * publications written to the outbox. Refusals go to `rejected`; returns the indices accepted and duplicate.
+   */
+  private async store(
+    manager: EntityManager,
+    scope: AccountScope,
+    timely: IngestEntry[],
+    now: number,
+    names: EntryNames,
+    rejected: RejectedReading[],
+  ): Promise<{ accepted: number[]; duplicates: number[]; unassigned: number[] }> {
+    const receivedAt = new Date(now);
+    const deviceIds = new Set<string>();
+    const serialNumbers = new Set<string>();
+    for (const entry of timely) {
+      if (entry.deviceId !== undefined) deviceIds.add(entry.deviceId);
+      else if (entry.serialNumber !== undefined) serialNumbers.add(entry.serialNumber);
+    }
+    const devices = await this.devices.lockForReadings(manager, scope, [...deviceIds], [...serialNumbers]);
+    const byId = new Map(devices.map((device) => [device.id, device]));
+    const bySerial = new Map(devices.map((device) => [device.serialNumber, device]));
 
-      // Entries of one key after the first follow the first (same content) or conflict with it.
-      const first = new Map<string, { entry: IngestEntry; row: ReadingRow }>();
-      const repeats: { entry: IngestEntry; key: string }[] = [];
-      for (const entry of timely) {
-        const device = entry.deviceId !== undefined ? byId.get(entry.deviceId) : bySerial.get(entry.serialNumber ?? '');
-        const error = deviceError(entry, device);
-        if (error || !device) {
-          rejected.push({ index: entry.index, error: error ?? unknownDevice(entry) });
-          continue;
-        }
-        const key = readingKey(device.id, entry.recordedAt);
-        if (first.has(key)) repeats.push({ entry, key });
-        else first.set(key, { entry, row: { id: '', deviceId: device.id, recordedAt: entry.recordedAt, recordedAtText: '', values: entry.values } });
+    // Entries of one key after the first follow the first (same content) or conflict with it.
+    const first = new Map<string, { entry: IngestEntry; row: ReadingRow }>();
+    const repeats: { entry: IngestEntry; key: string }[] = [];
+    for (const entry of timely) {
+      const device = entry.deviceId !== undefined ? byId.get(entry.deviceId) : bySerial.get(entry.serialNumber ?? '');
+      const error = deviceError(entry, device);
+      if (error || !device) {
+        rejected.push({ index: entry.index, error: error ?? unknownDevice(entry) });
+        continue;
       }
-      const ids = uuidV7s(first.size, now);
-      let next = 0;
-      for (const { row } of first.values()) {
-        row.id = ids[next++] ?? '';
-        row.recordedAtText = new Date(row.recordedAt).toISOString();
-      }
+      const key = readingKey(device.id, entry.recordedAt);
+      if (first.has(key)) repeats.push({ entry, key });
+      else first.set(key, { entry, row: { id: '', deviceId: device.id, recordedAt: entry.recordedAt, recordedAtText: '', values: entry.values } });
+    }
+    const ids = uuidV7s(first.size, now);
+    let next = 0;
+    for (const { row } of first.values()) {
+      row.id = ids[next++] ?? '';
+      row.recordedAtText = new Date(row.recordedAt).toISOString();
+    }
 
-      const rows = [...first.values()].map(({ row }) => row);
-      const storedCount = await this.readings.insert(manager, request, receivedAt, rows);
-      // Every row stored (the usual case), or some keys were stored before: which, from the stored readings' ids.
-      const existing = storedCount === rows.length ? undefined : await this.readings.findStored(manager, rows);
-      // The keys stored before this batch, each a duplicate (same measurements) or a conflict; the rest are accepted.
-      const fates = new Map<string, Fate>();
-      if (existing) {
-        for (const [key, { entry, row }] of first) {
-          const stored = existing.get(key);
-          if (!stored || stored.id === row.id) continue;
-          const fate: Fate = sameValues(stored.values, row.values) ? 'duplicate' : 'conflict';
-          fates.set(key, fate);
-          if (fate === 'conflict') rejected.push({ index: entry.index, error: conflicting(entry, 'a stored reading') });
-        }
+    const rows = [...first.values()].map(({ row }) => row);
+    const storedCount = await this.readings.insert(manager, scope, receivedAt, rows);
+    // Every row stored (the usual case), or some keys were stored before: which, from the stored readings' ids.
+    const existing = storedCount === rows.length ? undefined : await this.readings.findStored(manager, rows);
+    // The keys stored before this batch, each a duplicate (same measurements) or a conflict; the rest are accepted.
+    const fates = new Map<string, Fate>();
+    const accepted: number[] = [];
+    const duplicates: number[] = [];
+    for (const [key, { entry, row }] of first) {
+      const stored = existing?.get(key);
+      if (!stored || stored.id === row.id) {
+        accepted.push(entry.index);
+        continue;
       }
-      let duplicates = [...fates.values()].filter((fate) => fate === 'duplicate').length;
-      for (const { entry, key } of repeats) {
-        const original = first.get(key);
-        if (fates.get(key) !== 'conflict' && sameValues(original?.row.values, entry.values)) duplicates += 1;
-        else rejected.push({ index: entry.index, error: conflicting(entry, `entry ${original?.entry.index ?? '?'} of the batch`) });
-      }
+      const fate: Fate = sameValues(stored.values, row.values) ? 'duplicate' : 'conflict';
+      fates.set(key, fate);
+      if (fate === 'conflict') rejected.push({ index: entry.index, error: conflicting(entry, 'a stored reading', names) });
+      else duplicates.push(entry.index);
+    }
+    for (const { entry, key } of repeats) {
+      const original = first.get(key);
+      if (fates.get(key) !== 'conflict' && sameValues(original?.row.values, entry.values)) duplicates.push(entry.index);
+      else rejected.push({ index: entry.index, error: conflicting(entry, original ? names.earlier(original.entry) : 'an earlier entry', names) });
+    }
 
-      const accepted = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
-      await this.devices.moveLastKnown(manager, lastKnown(accepted));
-      // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
-      const periods = accepted.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(accepted.map((row) => row.deviceId))], ...timeRange(accepted));
-      const groups = groupByShipment(accepted, periods);
-      await writeOutbox(manager, publications(request, groups, receivedAt));
-      // Decided from the same periods as the publications, in the same transaction: what the answer says
-      // reached no shipment is exactly what no shipment's evaluation gets.
-      const unassigned = groups.filter((group) => group.shipmentId === null).reduce((sum, group) => sum + group.rows.length, 0);
-      return { accepted: accepted.length, duplicates, unassigned };
-    });
-    rejected.sort((a, b) => a.index - b.index);
-    return { ...result, rejected };
+    const stored = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
+    await this.devices.moveLastKnown(manager, lastKnown(stored));
+    // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
+    const periods = stored.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(stored.map((row) => row.deviceId))], ...timeRange(stored));
+    const groups = groupByShipment(stored, periods);
+    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS));
+    // Decided from the same periods as the publications, in the same transaction: what the answer says
+    // reached no shipment is exactly what no shipment's evaluation gets.
+    const unassigned = groups
+      .filter((group) => group.shipmentId === null)
+      .flatMap((group) => group.rows.map((row) => first.get(readingKey(row.deviceId, row.recordedAt))?.entry.index ?? -1));
+    return { accepted, duplicates, unassigned };
   }
 
   async list(request: ListReadingsRequest): Promise<ReadingPage> {
@@ -187,8 +305,20 @@ function clampInstant(epochMs: number): number {
   return Math.min(Math.max(epochMs, 0), LAST_INSTANT);
 }
 
-function timeError(entry: IngestEntry, now: number, cutoff: number): RejectedReading['error'] | undefined {
-  const field = `readings.${entry.index}.recordedAt`;
+/** How refusals name an entry: its field path (`readings.17`) and, in a conflict message, an earlier entry of its key. */
+interface EntryNames {
+  field(entry: IngestEntry): string;
+  earlier(entry: IngestEntry): string;
+}
+
+/** `POST /readings`: entries by their position in the request. */
+const API_NAMES: EntryNames = {
+  field: (entry) => `readings.${entry.index}`,
+  earlier: (entry) => `entry ${entry.index} of the batch`,
+};
+
+function timeError(entry: IngestEntry, now: number, cutoff: number, names: EntryNames): RejectedReading['error'] | undefined {
+  const field = `${names.field(entry)}.recordedAt`;
   if (entry.recordedAt > now + MAX_FUTURE_MS) {
     return outOfRange(field, `${field} lies more than 5 minutes ahead of the server's clock.`);
   }
@@ -216,8 +346,8 @@ function outOfRange(field: string, message: string): RejectedReading['error'] {
   return { code: ErrorCode.InvalidParameter, message, details: { field, issue: ParameterIssue.OutOfRange } };
 }
 
-function conflicting(entry: IngestEntry, other: string): RejectedReading['error'] {
-  const field = `readings.${entry.index}.recordedAt`;
+function conflicting(entry: IngestEntry, other: string, names: EntryNames): RejectedReading['error'] {
+  const field = `${names.field(entry)}.recordedAt`;
   return {
     code: ErrorCode.InvalidParameter,
     message: `${field}: ${other} of this device at this recordedAt has other measurements; a reading cannot change once stored.`,
@@ -263,43 +393,54 @@ function groupByShipment(rows: ReadingRow[], periods: AssignmentPeriod[]): Shipm
 }
 
 /**
- * The outbox messages of a chunk's stored readings: one for the chunk (more when it outgrows
- * MAX_PUBLICATION_BYTES), its readings in their groups (`groupByShipment`), each group in recordedAt order. One message per chunk rather than per
- * device: the relay's publish and every consumer's delivery and acknowledgement are per message, and per
- * device they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
+ * The outbox messages of a chunk's stored readings: one per partition of the readings stream that the
+ * chunk's shipments fall in (more when one outgrows MAX_PUBLICATION_BYTES), on that partition's subject
+ * (`readingsPartitionOf` of the shipment; readings recorded on no shipment go on `none`), its readings in
+ * their groups (`groupByShipment`), each group in recordedAt order. Per partition rather than per device:
+ * the relay's publish and every consumer's delivery and acknowledgement are per message, and per device
+ * they were about half of the DMS's CPU under ingest (docs/readings.md, "Publication").
  */
-function publications(scope: IngestReadingsRequest, groups: ShipmentGroup[], receivedAt: Date): OutboxMessage[] {
-  const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
+function publications(scope: AccountScope, groups: ShipmentGroup[], receivedAt: Date, partitionCount: number): OutboxMessage[] {
+  const byPartition = new Map<number | 'none', ShipmentGroup[]>();
+  for (const group of groups) {
+    const partition = group.shipmentId === null ? 'none' : readingsPartitionOf(group.shipmentId, partitionCount);
+    const list = byPartition.get(partition);
+    if (list) list.push(group);
+    else byPartition.set(partition, [group]);
+  }
   const head =
     `{"tenantId":${JSON.stringify(scope.tenantId)},"accountId":${JSON.stringify(scope.accountId)},` +
     `"receivedAt":"${receivedAt.toISOString()}","devices":[`;
-  const payloads: string[] = [];
-  let done: string[] = [];
-  let size = 0;
-  for (const { deviceId, shipmentId, rows: list } of groups) {
-    list.sort((a, b) => a.recordedAt - b.recordedAt);
-    const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
-    let parts: string[] = [];
-    const close = () => {
-      if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
-      parts = [];
-    };
-    for (const row of list) {
-      const json = publishedReadingJson(row);
-      if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
-        close();
-        payloads.push(`${head}${done.join(',')}]}`);
-        done = [];
-        size = 0;
+  const messages: { subject: string; payload: string }[] = [];
+  for (const [partition, partitionGroups] of byPartition) {
+    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, partition);
+    let done: string[] = [];
+    let size = 0;
+    for (const { deviceId, shipmentId, rows: list } of partitionGroups) {
+      list.sort((a, b) => a.recordedAt - b.recordedAt);
+      const groupHead = `{"deviceId":${JSON.stringify(deviceId)},"shipmentId":${JSON.stringify(shipmentId)},"readings":[`;
+      let parts: string[] = [];
+      const close = () => {
+        if (parts.length > 0) done.push(`${groupHead}${parts.join(',')}]}`);
+        parts = [];
+      };
+      for (const row of list) {
+        const json = publishedReadingJson(row);
+        if (size > 0 && size + json.length > MAX_PUBLICATION_BYTES) {
+          close();
+          messages.push({ subject, payload: `${head}${done.join(',')}]}` });
+          done = [];
+          size = 0;
+        }
+        parts.push(json);
+        size += json.length + 1;
       }
-      parts.push(json);
-      size += json.length + 1;
+      close();
     }
-    close();
+    if (done.length > 0) messages.push({ subject, payload: `${head}${done.join(',')}]}` });
   }
-  if (done.length > 0) payloads.push(`${head}${done.join(',')}]}`);
-  const ids = uuidV7s(payloads.length);
-  return payloads.map((payload, index) => ({ id: ids[index] ?? '', subject, payload }));
+  const ids = uuidV7s(messages.length);
+  return messages.map((message, index) => ({ id: ids[index] ?? '', ...message }));
 }
 
 /** The shipment a device was on at `at`, from its periods (half-open), or null. */

@@ -1,5 +1,5 @@
 import { type AccountScope, ReadingSubjects } from '@tracking/contracts';
-import { writeOutbox } from '@tracking/outbox';
+import { readingsPartitionOf, writeOutbox } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { uuidV7s } from './uuid-v7.js';
 
@@ -14,7 +14,7 @@ const MARKERS_PER_MESSAGE = 1000;
  * `releasedAt` is rounded up to the millisecond, so that a reading the period holds (recorded before the
  * release) is never at or after it.
  */
-export async function writeReleaseMarkers(manager: EntityManager, scope: AccountScope, deviceIds: readonly string[]): Promise<void> {
+export async function writeReleaseMarkers(manager: EntityManager, scope: AccountScope, deviceIds: readonly string[], partitionCount: number): Promise<void> {
   if (deviceIds.length === 0) return;
   const rows: { device_id: string; shipment_id: string; released_ms: string }[] = await manager.query(
     `SELECT device_id, shipment_id, ceil(extract(epoch FROM released_at) * 1000)::bigint AS released_ms
@@ -24,21 +24,31 @@ export async function writeReleaseMarkers(manager: EntityManager, scope: Account
     [deviceIds],
   );
   if (rows.length === 0) return;
-  const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId);
   const receivedAt = new Date().toISOString();
-  const payloads: string[] = [];
-  for (let i = 0; i < rows.length; i += MARKERS_PER_MESSAGE) {
-    const devices = rows.slice(i, i + MARKERS_PER_MESSAGE).map((row) => ({
-      deviceId: row.device_id,
-      shipmentId: row.shipment_id,
-      readings: [],
-      releasedAt: new Date(Number(row.released_ms)).toISOString(),
-    }));
-    payloads.push(JSON.stringify({ tenantId: scope.tenantId, accountId: scope.accountId, receivedAt, devices }));
+  // On the partition of each marker's shipment, as the device's readings are (so it follows them).
+  const byPartition = new Map<number, typeof rows>();
+  for (const row of rows) {
+    const partition = readingsPartitionOf(row.shipment_id, partitionCount);
+    const list = byPartition.get(partition);
+    if (list) list.push(row);
+    else byPartition.set(partition, [row]);
   }
-  const ids = uuidV7s(payloads.length);
+  const messages: { subject: string; payload: string }[] = [];
+  for (const [partition, list] of byPartition) {
+    const subject = ReadingSubjects.of('', scope.tenantId, scope.accountId, partition);
+    for (let i = 0; i < list.length; i += MARKERS_PER_MESSAGE) {
+      const devices = list.slice(i, i + MARKERS_PER_MESSAGE).map((row) => ({
+        deviceId: row.device_id,
+        shipmentId: row.shipment_id,
+        readings: [],
+        releasedAt: new Date(Number(row.released_ms)).toISOString(),
+      }));
+      messages.push({ subject, payload: JSON.stringify({ tenantId: scope.tenantId, accountId: scope.accountId, receivedAt, devices }) });
+    }
+  }
+  const ids = uuidV7s(messages.length);
   await writeOutbox(
     manager,
-    payloads.map((payload, index) => ({ id: ids[index] ?? '', subject, payload })),
+    messages.map((message, index) => ({ id: ids[index] ?? '', ...message })),
   );
 }

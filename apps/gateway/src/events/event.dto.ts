@@ -12,7 +12,9 @@ export class EventDto {
     type: 'object',
     additionalProperties: true,
     description:
-      'shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: ' +
+      'shipment.* (but arrived/departed/eta_changed): the shipment after the change (deleted: its last state); ' +
+      'shipment.eta_changed: {shipmentId, eta, previousArrivalAt} (eta.arrivalAt moved by more than max(10 min, 10 % of the remaining time) ' +
+      'from the value last published); device.created|updated|retired|deleted: ' +
       'the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; ' +
       'alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it ' +
       'opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook ' +

@@ -6,7 +6,7 @@ import { ErrorCode, ParameterIssue } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyRequest } from 'fastify';
 import { IdempotencyInterceptor } from '../protection/idempotency/idempotency.interceptor.js';
-import { checkBodyHygiene } from './body-hygiene.js';
+import { checkBodyHygiene } from '@tracking/readings';
 
 const IGNORES_QUERY = 'tracking:ignoresQuery';
 const API_CONTROLLER = 'tracking:apiController';

@@ -4,7 +4,7 @@ import { ERROR_STATUS, ErrorCode, type ErrorBody } from '@tracking/contracts';
 import { DomainError, type Logger } from '@tracking/core';
 import { isDatabaseUnavailable } from '@tracking/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { echo, MAX_ENVELOPE_FIELD_CHARS, MAX_ENVELOPE_MESSAGE_CHARS } from './echo.js';
+import { echo, MAX_ENVELOPE_FIELD_CHARS, MAX_ENVELOPE_MESSAGE_CHARS } from '@tracking/readings';
 import { RepeatedLog } from './repeated-log.js';
 
 /** Sends `error` in the envelope of the specification, with the status of `ERROR_STATUS`. */

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { FastifyInstance } from 'fastify';
-import { MAX_BODY_DEPTH } from './body-hygiene.js';
+import { MAX_BODY_DEPTH } from '@tracking/readings';
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;

@@ -6,8 +6,7 @@ import { getMetadataStorage, ValidateBy, ValidateIf, validateSync } from 'class-
 import { PageQuery } from '../paging/page-query.js';
 import { StrictQuery } from './strict-query.js';
 import { QUERY_RULE_ISSUES } from '../paging/query-rules.js';
-import { checkBodyHygiene, isStorableText } from './body-hygiene.js';
-import { echo } from './echo.js';
+import { checkBodyHygiene, echo, isStorableText } from '@tracking/readings';
 import { DATE_TIME_RANGE_RULE } from './date-time.validator.js';
 import { METADATA_SIZE_RULE } from './metadata.validator.js';
 
@@ -28,6 +27,7 @@ const READ_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'lastSeenAt',
   'excursions',
   'lastPosition',
+  'eta',
   'progress',
   'url',
 ]);

@@ -20,6 +20,7 @@ const EXAMPLES = {
   WebhookNotExists: { message: 'The webhook does not exist.' },
   DeliveryNotExists: { message: 'The delivery does not exist for this webhook.' },
   AssignmentNotExists: { message: 'The device is not assigned to this set.' },
+  CredentialNotExists: { message: 'The credential does not exist for this device.' },
   ShareLinkNotExists: { message: 'This link is unknown, has expired or was revoked.' },
   RouteNotFound: { message: 'No such route.' },
   DeviceAlreadyAssigned: {
@@ -35,6 +36,8 @@ const EXAMPLES = {
   PointOfInterestInUse: { message: 'The point of interest is the origin or destination of an ongoing shipment.' },
   OperationFinished: { message: 'The operation has already finished.' },
   WebhookLimitReached: { message: 'The account has 20 webhooks, the most it may have; delete one first.' },
+  DuplicateIdentifier: { message: 'Another device already has a credential with this identifier.' },
+  CredentialLimitReached: { message: 'The device has 5 credentials, the most it may have; delete one first.' },
   IdempotencyKeyInUse: { message: 'A request with this Idempotency-Key is still running; retry later to get its response.' },
   IdempotencyKeyReused: { message: 'This Idempotency-Key was used for another request; use a new key for a new request.' },
   PreconditionFailed: { message: 'If-Match does not match the current ETag of the resource.' },

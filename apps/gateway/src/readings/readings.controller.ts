@@ -10,6 +10,7 @@ import {
   type ReadingPage,
   Subjects,
 } from '@tracking/contracts';
+import { judgeEntries, readingsOf } from '@tracking/readings';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Requires } from '../accounts/account-access.guard.js';
 import { AccountController } from '../accounts/account-route.decorator.js';
@@ -24,7 +25,6 @@ import { IngestAdmission } from '../protection/ingest-admission/ingest-admission
 import { RateLimitHooks } from '../protection/rate-limit/rate-limit.hooks.js';
 import { ServiceClient } from '../rpc/rpc.module.js';
 import { IngestReadingsDto, IngestResultDto, ReadingPageDto } from './dto/reading.dto.js';
-import { judgeEntries, readingsOf } from './reading-entries.js';
 import { ListReadingsQuery } from './readings.query.js';
 
 const DeviceIdPipe = new ResourceIdPipe(ErrorCode.DeviceNotExists, 'Device');

@@ -91,7 +91,8 @@ export class ShipmentsController {
     type: ErrorEnvelopeDto,
     description:
       'InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of ' +
-      'other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); ' +
+      'other filters), status (InvalidFormat), reference or tag (OutOfRange), arrivingBefore, arrivingAfter or late ' +
+      '(InvalidFormat), any other parameter (UnknownField); ' +
       'accountId: AccountNotFound.',
   })
   async list(

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ShipmentScope } from '@tracking/contracts';
 import type { GeofenceState } from '@tracking/geofence';
+import { partitionSql } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 
 /** A shipment's evaluation record (table `shipment_evaluations`): the engine's state without its retained readings. */
@@ -22,6 +23,8 @@ export interface StateSave {
 /** A due shipment for the timers' sweep. */
 export interface DueEvaluation extends ShipmentScope {
   dueAt: Date;
+  /** Its partition of the readings stream. */
+  partition: number;
 }
 
 /** How much earlier than needed a timer may fire so that most evaluations leave `due_at` as it is (`save`). */
@@ -106,13 +109,18 @@ export class EvaluationRecordRepository {
     );
   }
 
-  /** Up to `limit` records due by now, the most overdue first (`shipment_evaluations_due_idx`). */
-  async due(manager: EntityManager, limit: number): Promise<DueEvaluation[]> {
-    const rows: { shipment_id: string; tenant_id: string; account_id: string; due_at: Date }[] = await manager.query(
-      `SELECT shipment_id, tenant_id, account_id, due_at FROM shipment_evaluations
-        WHERE due_at IS NOT NULL AND due_at <= now() ORDER BY due_at LIMIT $1`,
-      [limit],
+  /**
+   * Up to `limit` records due by now of these partitions of the readings stream (of `partitionCount`), the
+   * most overdue first (`shipment_evaluations_due_idx`), each with its partition.
+   */
+  async due(manager: EntityManager, partitions: readonly number[], partitionCount: number, limit: number): Promise<DueEvaluation[]> {
+    if (partitions.length === 0) return [];
+    const partition = partitionSql('shipment_id', '$3');
+    const rows: { shipment_id: string; tenant_id: string; account_id: string; due_at: Date; partition: string }[] = await manager.query(
+      `SELECT shipment_id, tenant_id, account_id, due_at, ${partition} AS partition FROM shipment_evaluations
+        WHERE due_at IS NOT NULL AND due_at <= now() AND ${partition} = ANY($2::bigint[]) ORDER BY due_at LIMIT $1`,
+      [limit, partitions, partitionCount],
     );
-    return rows.map((row) => ({ shipmentId: row.shipment_id, tenantId: row.tenant_id, accountId: row.account_id, dueAt: row.due_at }));
+    return rows.map((row) => ({ shipmentId: row.shipment_id, tenantId: row.tenant_id, accountId: row.account_id, dueAt: row.due_at, partition: Number(row.partition) }));
   }
 }

@@ -12,7 +12,7 @@ import {
 } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
 import type { GeofenceState } from '@tracking/geofence';
-import { recordEvents } from '@tracking/outbox';
+import { type Lease, recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { AlertLifecycle, type AlertOpened } from '../alerts/alert-lifecycle.js';
@@ -51,12 +51,18 @@ export class EvaluationStore {
    * A closed shipment that still has a record comes once more, with `closing: true`, for its last
    * evaluation (what it retained becomes final); every closed shipment's record is deleted after `work`.
    * A throw rolls back the whole chunk.
+   *
+   * `lease` is the lease of the shipments' partition: checked first (the fence), so that a worker that
+   * lost its partition commits nothing (`LeaseLost`), and a worker taking the partition over waits for
+   * the transactions of the former holder in progress.
    */
   async forEvaluations<T>(
     scopes: readonly ShipmentScope[],
+    lease: Lease,
     work: (evaluations: { outcomes: ShipmentOutcomes; record: EvaluationRecord; closing: boolean }[]) => Promise<T>,
   ): Promise<T> {
     return this.shipments.withEntitiesLockedForEvaluation(scopes, async (entities, manager) => {
+      await lease.check(manager);
       const isClosed = (entity: ShipmentEntity) => CLOSED_SHIPMENT_STATUSES.includes(entity.status);
       const open = entities.filter((entity) => !isClosed(entity));
       const closed = entities.filter(isClosed);
@@ -84,7 +90,8 @@ export class EvaluationStore {
 /** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forEvaluations`. */
 export class ShipmentOutcomes {
   constructor(
-    private readonly manager: EntityManager,
+    /** The chunk's transaction (the estimated arrival writes in it too: `EtaTracker`). */
+    readonly manager: EntityManager,
     private readonly scope: ShipmentScope,
     /** The shipment's status, kept until the transaction ends. */
     readonly status: ShipmentStatus,

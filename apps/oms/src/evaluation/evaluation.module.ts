@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { EtaModule } from '../eta/eta.module.js';
 import { PointOfInterestEntity } from '../points-of-interest/point-of-interest.entity.js';
 import { PointOfInterestRepository } from '../points-of-interest/point-of-interest.repository.js';
 import { EvaluationConsumer } from './evaluation.consumer.js';
@@ -14,7 +15,7 @@ import { ShipmentEvaluator } from './shipment-evaluator.js';
  * (docs/geofence-evaluation.md): the readings stream's consumer and the timers.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([PointOfInterestEntity]), EvaluationStoreModule],
+  imports: [TypeOrmModule.forFeature([PointOfInterestEntity]), EvaluationStoreModule, EtaModule],
   providers: [PointOfInterestRepository, PlaceCache, EvaluationMetrics, ShipmentEvaluator, EvaluationConsumer, EvaluationTimers],
   exports: [ShipmentEvaluator, EvaluationTimers],
 })

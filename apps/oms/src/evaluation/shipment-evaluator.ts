@@ -17,12 +17,14 @@ import {
   signalLossDue,
   withoutPending,
 } from '@tracking/geofence';
+import type { Lease } from '@tracking/outbox';
 import { LRUCache } from 'lru-cache';
 import type { EvaluationRecord } from './evaluation-record.repository.js';
 import { EvaluationStore, type ShipmentOutcomes } from './evaluation-store.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
+import { EtaTracker } from '../eta/eta-tracker.js';
 import { OMS_CONFIG } from '../tokens.js';
 import { EvaluationMetrics } from './evaluation-metrics.js';
 import { PlaceCache } from './place-cache.js';
@@ -59,18 +61,21 @@ export class ShipmentEvaluator {
     private readonly places: PlaceCache,
     private readonly dms: DmsClient,
     private readonly metrics: EvaluationMetrics,
+    private readonly eta: EtaTracker,
     @Inject(OMS_CONFIG) private readonly config: OmsConfig,
   ) {}
 
   /**
    * Evaluates several shipments in one transaction (one commit for them all: the evaluation's cost is
-   * mostly round trips and commits). `placesOf` gives an account's places when the caller has them (a
-   * batch of many shipments of one account looks them up once). All or nothing: a failure leaves every
-   * shipment of the call as it was.
+   * mostly round trips and commits), all of one partition of the readings stream, whose `lease` this
+   * process holds (checked in the transaction: `EvaluationStore.forEvaluations`). `placesOf` gives an
+   * account's places when the caller has them (a batch of many shipments of one account looks them up
+   * once). All or nothing: a failure leaves every shipment of the call as it was.
    */
   async evaluateMany(
     items: readonly (ShipmentScope & { readings: readonly GeofenceReading[] })[],
-    now = Date.now(),
+    lease: Lease,
+    now: number,
     placesOf: (account: AccountScope) => Promise<PlaceIndex> = (account) => this.places.forAccount(account),
   ): Promise<void> {
     const readingsOf = new Map(items.map((item) => [item.shipmentId.toLowerCase(), item.readings]));
@@ -82,25 +87,23 @@ export class ShipmentEvaluator {
       const key = `${item.tenantId}/${item.accountId}`;
       if (!places.has(key)) places.set(key, await placesOf(item));
     }
-    try {
-      await this.store.forEvaluations(items, async (evaluations) => {
-        for (const { outcomes, record, closing } of evaluations) {
-          const shipment = outcomes.shipment;
-          const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
-          if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
-          const readings = readingsOf.get(shipment.id) ?? [];
-          if (closing) {
-            await this.evaluateClosed(outcomes, shipment, record, readings, now, index);
-            continue;
-          }
-          const state = await this.evaluateOne(outcomes, shipment, record, readings, now, index);
-          done.set(shipment.id, { version: record.version + 1, state });
+    // A failure (a deadlock, the lease lost, the DMS away) rolls the chunk back and leaves the states in
+    // memory as they were: the engine never changes a state it is given, so each still matches its
+    // record's version, and the next try needs no restore.
+    await this.store.forEvaluations(items, lease, async (evaluations) => {
+      for (const { outcomes, record, closing } of evaluations) {
+        const shipment = outcomes.shipment;
+        const index = places.get(`${shipment.tenantId}/${shipment.accountId}`);
+        if (!index) throw new Error(`no places looked up for shipment ${shipment.id}`);
+        const readings = readingsOf.get(shipment.id) ?? [];
+        if (closing) {
+          await this.evaluateClosed(outcomes, shipment, record, readings, now, index);
+          continue;
         }
-      });
-    } catch (error) {
-      for (const shipmentId of readingsOf.keys()) this.states.delete(shipmentId);
-      throw error;
-    }
+        const state = await this.evaluateOne(outcomes, shipment, record, readings, now, index);
+        done.set(shipment.id, { version: record.version + 1, state });
+      }
+    });
     for (const shipmentId of readingsOf.keys()) {
       const evaluated = done.get(shipmentId);
       if (evaluated) this.states.set(shipmentId, evaluated);
@@ -132,6 +135,7 @@ export class ShipmentEvaluator {
     state = signalLoss.state;
     await this.record(outcomes, signalLoss.changes);
     await this.recordExcursions(outcomes, shipment, state);
+    await this.eta.update(outcomes.manager, shipment, state, places);
     const dueAt = earliest(settleDueAt(state, lateness, now), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
     outcomes.saveState(record.version, withoutPending(state), dueAt);
     return state;

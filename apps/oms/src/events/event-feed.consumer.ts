@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type EventEnvelope, jetStreamName } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
-import { AdvisoryLeader, DurableConsumer, eventsStreamSettings, JETSTREAM_CONNECTION } from '@tracking/outbox';
+import { DurableConsumer, eventsStreamSettings, JETSTREAM_CONNECTION, LeaseGroup } from '@tracking/outbox';
 import type { OmsConfig } from '../config.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { decodeEventEnvelope } from './event-envelope.js';
@@ -13,8 +13,9 @@ import { EventRepository } from './event.repository.js';
  * one transaction and acknowledged after it commits. The feed keeps the stream's order (a
  * `shipment.created` before its `shipment.started`), which the OMS recorded, through failures and leader
  * changes:
- * - one OMS replica at a time consumes (the others stand by, under an advisory lock); a replica whose
- *   lock connection ends stops taking batches at once and tries to lead again;
+ * - one OMS replica at a time consumes: the holder of the lease `events-feed` (`LeaseGroup`, the one
+ *   "one runner at a time" of the OMS, docs/leases.md); the others stand by, and take over within the
+ *   lease's ttl when the holder dies; a replica that cannot renew the lease in time stops taking batches;
  * - the consumer is `ordered`: a batch that fails (its database connection dropped) is tried again before
  *   any later message, and a new leader starts from the first message not acknowledged, so the messages
  *   a dead or deposed leader held come first, not after the ack wait;
@@ -23,7 +24,7 @@ import { EventRepository } from './event.repository.js';
  */
 @Injectable()
 export class EventFeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private leader: AdvisoryLeader | undefined;
+  private lease: LeaseGroup | undefined;
 
   constructor(
     private readonly events: EventRepository,
@@ -32,18 +33,21 @@ export class EventFeedConsumer implements OnApplicationBootstrap, OnModuleDestro
     @Inject(OMS_LOGGER) private readonly logger: Logger,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.leader = new AdvisoryLeader({
+  async onApplicationBootstrap(): Promise<void> {
+    this.lease = new LeaseGroup({
       databaseUrl: this.config.OMS_DATABASE_URL,
-      lock: 'events-feed',
+      group: 'events-feed',
+      names: ['events-feed'],
       logger: this.logger,
-      lead: async () => {
+      ttlMs: this.config.LEASE_TTL_MS,
+      heartbeatMs: this.config.LEASE_HEARTBEAT_MS,
+      take: () => {
         const consumer = this.consumer();
         consumer.start();
         return consumer;
       },
     });
-    this.leader.start();
+    await this.lease.start();
   }
 
   private consumer(): DurableConsumer<EventEnvelope> {
@@ -61,6 +65,6 @@ export class EventFeedConsumer implements OnApplicationBootstrap, OnModuleDestro
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.leader?.stop();
+    await this.lease?.stop();
   }
 }

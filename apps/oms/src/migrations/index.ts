@@ -18,6 +18,9 @@ import { KeepEvaluationUpdatesHot1763800024000 } from './1763800024000-keep-eval
 import { BoundDeliveryAttemptLogs1763800029100 } from './1763800029100-bound-delivery-attempt-logs.js';
 import { RecordClaimedAttempts1763800029200 } from './1763800029200-record-claimed-attempts.js';
 import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-webhook-amplification.js';
+import { CreateLeases1763800031000 } from './1763800031000-create-leases.js';
+import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-deliveries.js';
+import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js';
 import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
 
 /** Every OMS migration, oldest first. */
@@ -42,5 +45,8 @@ export const omsMigrations = [
   BoundDeliveryAttemptLogs1763800029100,
   RecordClaimedAttempts1763800029200,
   BoundWebhookAmplification1763800029300,
+  CreateLeases1763800031000,
+  NotifyDueDeliveries1763800031100,
+  AddShipmentEta1763800031200,
   CreateShareLinks1763800032000,
 ];

@@ -2,7 +2,7 @@
  * The migrations that add fields to the shipment's stored JSON, oldest first: each writes
  * `shipments_api_json()` with the fields up to its own, and its `down` with those before it.
  */
-const MIGRATIONS = ['CreateAlertsAndVisits', 'AddShipmentLastPosition'] as const;
+const MIGRATIONS = ['CreateAlertsAndVisits', 'AddShipmentLastPosition', 'AddShipmentEta'] as const;
 type FieldMigration = (typeof MIGRATIONS)[number];
 
 /**
@@ -45,6 +45,22 @@ const SHIPMENT_JSON_FIELDS: { sql: string; since?: FieldMigration }[] = [
       `',"accuracyMeters":' || coalesce(NEW.last_position_accuracy_meters::text, 'null') || ` +
       `',"recordedAt":' || api_json_date_time(NEW.last_position_recorded_at) || ',"deviceId":"' || NEW.last_position_device_id || '"}' END`,
     since: 'AddShipmentLastPosition',
+  },
+  {
+    // As `etaOf` (shipment-events.ts): the stored estimate while it is for the current destination, else the plan.
+    sql:
+      `',"eta":' || CASE WHEN NEW.status NOT IN ('Planned', 'InTransit') OR NEW.destination_id IS NULL THEN 'null' ` +
+      `WHEN NEW.eta_arrival_at IS NOT NULL AND NEW.eta_destination_id = NEW.destination_id THEN ` +
+      `'{"arrivalAt":' || api_json_date_time(NEW.eta_arrival_at) || ',"earliestAt":' || api_json_date_time(NEW.eta_earliest_at) || ` +
+      `',"latestAt":' || api_json_date_time(NEW.eta_latest_at) || ',"remainingMeters":' || coalesce(NEW.eta_remaining_meters::text, 'null') || ` +
+      `',"basis":' || api_json_string(NEW.eta_basis) || ',"asOf":' || api_json_date_time(NEW.eta_as_of) || ` +
+      `',"calculatedAt":' || api_json_date_time(NEW.eta_calculated_at) || '}' ` +
+      `WHEN NEW.planned_arrival_at IS NOT NULL THEN ` +
+      `'{"arrivalAt":' || api_json_date_time(NEW.planned_arrival_at) || ',"earliestAt":' || api_json_date_time(NEW.planned_arrival_at) || ` +
+      `',"latestAt":' || api_json_date_time(NEW.planned_arrival_at) || ',"remainingMeters":null,"basis":"Planned","asOf":null' || ` +
+      `',"calculatedAt":' || api_json_date_time(NEW.updated_at) || '}' ` +
+      `ELSE 'null' END`,
+    since: 'AddShipmentEta',
   },
   { sql: `'}'` },
 ];

@@ -2,12 +2,12 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Logger } from '@tracking/core';
 import type { OmsConfig } from '../config.js';
 import { DmsClient } from '../dms/dms.client.js';
-import { IntervalJob } from '../scheduling/interval-job.js';
+import { LeasedInterval } from '../scheduling/leased-interval.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../tokens.js';
 import { OperationRepository } from './operation.repository.js';
 
-/** The queue of the retention job (and its job scheduler's id), apart from the operations queue, whose jobs are operations. */
-export const RETENTION_QUEUE = 'operations-retention';
+/** The lease of the retention task: one worker runs it at a time. */
+export const RETENTION_LEASE = 'operations-retention';
 /** Entries deleted per batch at most (with their operations), so that no transaction grows large. */
 export const RETENTION_BATCH_ENTRIES = 20000;
 /** Operations looked at per batch at most. */
@@ -15,15 +15,15 @@ const RETENTION_BATCH_OPERATIONS = 1000;
 
 /**
  * Deletes finished operations `OPERATIONS_RETENTION_DAYS` after they finished, with their entries and
- * results, and the DMS's outcomes of them. The job runs on a BullMQ job scheduler with a fixed id, so
- * however many workers run, it runs once per `OPERATIONS_RETENTION_INTERVAL_MS`, on one of them.
+ * results, and the DMS's outcomes of them. A `LeasedInterval`: however many workers run, the holder of
+ * its lease runs it once per `OPERATIONS_RETENTION_INTERVAL_MS`.
  *
  * Each batch is told to the DMS first and deleted here second: a failure in between leaves the
  * operations in place for the next run, never outcomes in the DMS without their operation.
  */
 @Injectable()
 export class OperationRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private job?: IntervalJob;
+  private job?: LeasedInterval;
   private stopping = false;
 
   constructor(
@@ -34,9 +34,9 @@ export class OperationRetention implements OnApplicationBootstrap, OnApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.job = new IntervalJob({
+    this.job = new LeasedInterval({
       config: this.config,
-      queue: RETENTION_QUEUE,
+      name: RETENTION_LEASE,
       everyMs: this.config.OPERATIONS_RETENTION_INTERVAL_MS,
       run: () => this.purge(),
       logger: this.logger,

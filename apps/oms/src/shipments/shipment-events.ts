@@ -1,4 +1,4 @@
-import { EventType, type Shipment, ShipmentStatus } from '@tracking/contracts';
+import { EtaBasis, EventType, type Shipment, type ShipmentEta, ShipmentStatus } from '@tracking/contracts';
 import { toDateTime } from '@tracking/core';
 import { recordEvents } from '@tracking/outbox';
 import type { EntityManager } from 'typeorm';
@@ -44,7 +44,30 @@ export function toShipment(entity: Omit<ShipmentEntity, 'seq'>): Shipment {
             deviceId: entity.lastPositionDeviceId,
           }
         : null,
+    eta: etaOf(entity),
   };
+}
+
+/**
+ * The shipment's `eta` (docs/eta.md), as the trigger function writes it: none without a destination or
+ * from Delivered on; the evaluation's estimate while it is for the current destination; else the plan.
+ */
+export function etaOf(entity: Omit<ShipmentEntity, 'seq'>): ShipmentEta | null {
+  if ((entity.status !== ShipmentStatus.Planned && entity.status !== ShipmentStatus.InTransit) || entity.destinationId === null) return null;
+  if (entity.etaArrivalAt && entity.etaEarliestAt && entity.etaLatestAt && entity.etaBasis && entity.etaCalculatedAt && entity.etaDestinationId === entity.destinationId) {
+    return {
+      arrivalAt: entity.etaArrivalAt.toISOString(),
+      earliestAt: entity.etaEarliestAt.toISOString(),
+      latestAt: entity.etaLatestAt.toISOString(),
+      remainingMeters: entity.etaRemainingMeters ?? null,
+      basis: entity.etaBasis,
+      asOf: toDateTime(entity.etaAsOf ?? null),
+      calculatedAt: entity.etaCalculatedAt.toISOString(),
+    };
+  }
+  if (entity.plannedArrivalAt === null) return null;
+  const planned = entity.plannedArrivalAt.toISOString();
+  return { arrivalAt: planned, earliestAt: planned, latestAt: planned, remainingMeters: null, basis: EtaBasis.Planned, asOf: null, calculatedAt: entity.updatedAt.toISOString() };
 }
 
 /** The event of the transition to `status`: started, delivered, completed or cancelled. */

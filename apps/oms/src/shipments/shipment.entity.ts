@@ -1,6 +1,6 @@
 import { VersionedRecord } from '@tracking/database';
 import { Column, Entity } from 'typeorm';
-import type { Metadata, ShipmentConditions, ShipmentStatus, TransportMode } from '@tracking/contracts';
+import type { EtaBasis, Metadata, ShipmentConditions, ShipmentStatus, TransportMode } from '@tracking/contracts';
 
 /**
  * A shipment's row. The table also holds `api_json`, the shipment as the API shows it, which a trigger
@@ -94,4 +94,36 @@ export class ShipmentEntity extends VersionedRecord {
 
   @Column({ name: 'last_position_device_id', type: 'uuid', nullable: true, insert: false, update: false })
   lastPositionDeviceId?: string | null;
+
+  /**
+   * The newest estimated arrival the evaluation made (docs/eta.md) and the destination it was made for,
+   * written only by `EtaRepository` (never inserted or saved here): derived from readings like `lastPosition`.
+   */
+  @Column({ name: 'eta_arrival_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaArrivalAt?: Date | null;
+
+  @Column({ name: 'eta_earliest_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaEarliestAt?: Date | null;
+
+  @Column({ name: 'eta_latest_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaLatestAt?: Date | null;
+
+  @Column({ name: 'eta_remaining_meters', type: 'float8', nullable: true, insert: false, update: false })
+  etaRemainingMeters?: number | null;
+
+  @Column({ name: 'eta_basis', type: 'text', nullable: true, insert: false, update: false })
+  etaBasis?: EtaBasis | null;
+
+  @Column({ name: 'eta_as_of', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaAsOf?: Date | null;
+
+  @Column({ name: 'eta_calculated_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaCalculatedAt?: Date | null;
+
+  @Column({ name: 'eta_destination_id', type: 'uuid', nullable: true, insert: false, update: false })
+  etaDestinationId?: string | null;
+
+  /** The `eta.arrivalAt` last published in `shipment.eta_changed` (null: none yet). */
+  @Column({ name: 'eta_published_arrival_at', type: 'timestamptz', nullable: true, insert: false, update: false })
+  etaPublishedArrivalAt?: Date | null;
 }

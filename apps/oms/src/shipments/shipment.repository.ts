@@ -74,6 +74,11 @@ export class ShipmentRepository {
     if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference, 'text');
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
     if (filters.tag !== undefined) where.add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag, 'text');
+    // On what the API shows as eta.arrivalAt (a generated column, docs/eta.md); a shipment without one never matches.
+    if (filters.arrivingBefore !== undefined) where.add((p) => `eta_effective_arrival_at < ${p}`, filters.arrivingBefore, 'timestamptz');
+    if (filters.arrivingAfter !== undefined) where.add((p) => `eta_effective_arrival_at >= ${p}`, filters.arrivingAfter, 'timestamptz');
+    // late=false: an eta no later than the plan (a shipment without eta or plan matches neither).
+    if (filters.late !== undefined) where.add((p) => `(eta_effective_arrival_at > planned_arrival_at) = ${p}`, filters.late, 'bool');
     return keysetJsonPage({
       dataSource: this.shipments.manager.connection,
       table: 'shipments',
@@ -88,6 +93,9 @@ export class ShipmentRepository {
         status: filters.status && [...filters.status].sort().join(','),
         reference: filters.reference,
         tag: filters.tag,
+        arrivingBefore: filters.arrivingBefore,
+        arrivingAfter: filters.arrivingAfter,
+        late: filters.late,
       }),
       itemsKey: 'items',
     });
@@ -296,6 +304,15 @@ export class ShipmentRepository {
       lastPositionAccuracyMeters: _accuracy,
       lastPositionRecordedAt: _recordedAt,
       lastPositionDeviceId: _deviceId,
+      etaArrivalAt: _etaArrivalAt,
+      etaEarliestAt: _etaEarliestAt,
+      etaLatestAt: _etaLatestAt,
+      etaRemainingMeters: _etaRemainingMeters,
+      etaBasis: _etaBasis,
+      etaAsOf: _etaAsOf,
+      etaCalculatedAt: _etaCalculatedAt,
+      etaDestinationId: _etaDestinationId,
+      etaPublishedArrivalAt: _etaPublishedArrivalAt,
       ...columns
     } = shipment;
     await manager.update(ShipmentEntity, { id: shipment.id }, columns);

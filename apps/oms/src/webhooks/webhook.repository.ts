@@ -25,6 +25,14 @@ export function deliveryInsertOrderScope(webhookId: string): string {
   return `webhook-deliveries:${webhookId}`;
 }
 
+/** Takes the delivery insert-order locks of `webhookIds`, in one order (by the lock's key) whoever asks. */
+export async function lockDeliveryInsertOrder(manager: EntityManager, webhookIds: readonly string[]): Promise<void> {
+  await manager.query(
+    `SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtext(s) AS k FROM unnest($1::text[]) AS s ORDER BY 1) AS keys`,
+    [webhookIds.map(deliveryInsertOrderScope)],
+  );
+}
+
 @Injectable()
 export class WebhookRepository {
   constructor(
@@ -91,7 +99,7 @@ export class WebhookRepository {
   async insertDelivery(delivery: Omit<WebhookDeliveryEntity, 'seq'>): Promise<void> {
     try {
       await this.deliveries.manager.transaction(async (manager) => {
-        await lockInsertOrder(manager, deliveryInsertOrderScope(delivery.webhookId));
+        await lockDeliveryInsertOrder(manager, [delivery.webhookId]);
         await manager.insert(WebhookDeliveryEntity, delivery);
       });
     } catch (error) {

@@ -31,7 +31,7 @@ import type { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import type { WebhookEntity } from './webhook.entity.js';
 import { WebhookRepository } from './webhook.repository.js';
 
-/** The management of webhooks (docs/webhooks.md); sending their deliveries is the delivery engine's. */
+/** The management of webhooks (docs/webhooks.md); sending their deliveries is the sender's (delivery/webhook-sender.ts). */
 @Injectable()
 export class WebhooksService {
   private readonly policy: WebhookUrlPolicy;
@@ -142,7 +142,7 @@ export class WebhooksService {
     });
   }
 
-  /** A `webhook.test` delivery, due now, whatever the webhook's event types; the delivery engine sends it. */
+  /** A `webhook.test` delivery, due now, whatever the webhook's event types; the sender sends it (its insert wakes every worker's sender). */
   async test(request: WebhookRequest): Promise<Delivery> {
     const webhook = await this.webhooks.findOne(request, request.webhookId);
     if (!webhook) throw notFound(request.webhookId);

@@ -194,8 +194,13 @@ export interface PublishedReading {
   pressureHpa?: number | null;
 }
 
-/** JetStream subjects of readings; the stream is `jetStreamName(prefix, 'READINGS')`. */
+/**
+ * JetStream subjects of readings; the stream is `jetStreamName(prefix, 'READINGS')`. A message carries the
+ * readings of the shipments of one partition (`readingsPartitionOf` in `@tracking/outbox`), the last token;
+ * readings recorded on no shipment go on `none`. Each partition has its own consumer of the evaluation.
+ */
 export const ReadingSubjects = {
-  of: (prefix: string, tenantId: string, accountId: string): string => `${prefix}readings.${tenantId}.${accountId}`,
+  of: (prefix: string, tenantId: string, accountId: string, partition: number | 'none'): string => `${prefix}readings.${tenantId}.${accountId}.${partition}`,
+  partition: (prefix: string, partition: number): string => `${prefix}readings.*.*.${partition}`,
   all: (prefix: string): string => `${prefix}readings.>`,
 };

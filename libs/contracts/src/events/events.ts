@@ -1,5 +1,6 @@
 import type { AlertKind } from '../oms/alerts.js';
 import type { ItemPage } from '../oms/common.js';
+import type { ShipmentEta } from '../oms/shipments.js';
 import type { AccountScope, PageRequest } from '../paging.js';
 
 /**
@@ -17,6 +18,8 @@ export enum EventType {
   ShipmentDeleted = 'shipment.deleted',
   ShipmentArrived = 'shipment.arrived',
   ShipmentDeparted = 'shipment.departed',
+  /** The shipment's `eta.arrivalAt` moved by more than max(10 min, 10 % of the remaining time) from the value last published. */
+  ShipmentEtaChanged = 'shipment.eta_changed',
   DeviceCreated = 'device.created',
   DeviceUpdated = 'device.updated',
   DeviceRetired = 'device.retired',
@@ -65,6 +68,13 @@ export interface AlertSuppressedData {
   deviceId: string | null;
   kind: AlertKind;
   until: string;
+}
+
+/** `shipment.eta_changed`: the new estimate and the arrival last published before it (null: none). */
+export interface EtaChangedData {
+  shipmentId: string;
+  eta: ShipmentEta;
+  previousArrivalAt: string | null;
 }
 
 /** `shipment.arrived` and `shipment.departed`. */

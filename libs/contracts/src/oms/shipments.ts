@@ -56,6 +56,28 @@ export interface Shipment {
   excursions: ShipmentExcursions;
   /** Read-only: the newest located reading of its devices while assigned (docs/readings.md); null until one. */
   lastPosition: ShipmentLastPosition | null;
+  /** Read-only: when it should arrive (docs/eta.md); null without destination, without estimate or plan, and from Delivered on. */
+  eta: ShipmentEta | null;
+}
+
+export enum EtaBasis {
+  Planned = 'Planned',
+  Position = 'Position',
+  History = 'History',
+}
+
+/** An estimated arrival: `earliestAt <= arrivalAt <= latestAt` (RFC 3339 UTC). */
+export interface ShipmentEta {
+  arrivalAt: string;
+  earliestAt: string;
+  latestAt: string;
+  /** Great-circle metres from the newest position used to the edge of the destination's circle (times the lane's detour for History); null for Planned. */
+  remainingMeters: number | null;
+  basis: EtaBasis;
+  /** `recordedAt` of the newest position used; null for Planned. */
+  asOf: string | null;
+  /** When the server made it. */
+  calculatedAt: string;
 }
 
 /** Where a shipment was last seen: the newest located reading (by recordedAt) of its devices while assigned. */
@@ -131,6 +153,11 @@ export interface ShipmentFilters {
   reference?: string;
   /** Shipments carrying this tag. */
   tag?: string;
+  /** `eta.arrivalAt` before / at or after these instants (RFC 3339); shipments with no `eta` never match. */
+  arrivingBefore?: string;
+  arrivingAfter?: string;
+  /** `eta.arrivalAt` after `plannedArrivalAt`. */
+  late?: boolean;
 }
 
 export interface ListShipmentsRequest extends AccountScope {

@@ -360,6 +360,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{accountId}/devices/{deviceId}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the device's credentials, oldest first, with cursor paging; never their secrets */
+        get: operations["credentialsList"];
+        put?: never;
+        /**
+         * Create a credential for the device gateway; the answer carries the secret (Mqtt, Http), shown this once
+         * @description At most 5 per device. The secret is stored only as a SHA-256 digest. A credential stops working at once when it is deleted or its device is retired or deleted; open connections that used it are closed within 60 seconds.
+         */
+        post: operations["credentialsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{accountId}/devices/{deviceId}/credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a credential: refused at once on new connections and requests, open connections closed within 60 s */
+        delete: operations["credentialsDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{accountId}/shipments/{shipmentId}/sets/{setId}/devices/{deviceId}": {
         parameters: {
             query?: never;
@@ -935,10 +973,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description What went wrong; it decides the status: InvalidParameter 400, MalformedRequest 400, Unauthorized 401, Forbidden 403, ShipmentNotExists 404, SetNotExists 404, ItemNotExists 404, PointOfInterestNotExists 404, DeviceNotExists 404, OperationNotExists 404, AlertNotExists 404, WebhookNotExists 404, DeliveryNotExists 404, AssignmentNotExists 404, ShareLinkNotExists 404, RouteNotFound 404, DeviceAlreadyAssigned 409, InvalidStateTransition 409, ShipmentClosed 409, DeviceRetired 409, DeviceAssigned 409, DuplicateSerialNumber 409, DuplicateReference 409, PointOfInterestInUse 409, OperationFinished 409, IdempotencyKeyInUse 409, WebhookLimitReached 409, IdempotencyKeyReused 422, PreconditionFailed 412, PayloadTooLarge 413, UnsupportedMediaType 415, RateLimitExceeded 429, InternalError 500, BadGateway 502, ServiceUnavailable 503, GatewayTimeout 504.
+         * @description What went wrong; it decides the status: InvalidParameter 400, MalformedRequest 400, Unauthorized 401, Forbidden 403, ShipmentNotExists 404, SetNotExists 404, ItemNotExists 404, PointOfInterestNotExists 404, DeviceNotExists 404, OperationNotExists 404, AlertNotExists 404, WebhookNotExists 404, DeliveryNotExists 404, AssignmentNotExists 404, CredentialNotExists 404, ShareLinkNotExists 404, RouteNotFound 404, DeviceAlreadyAssigned 409, InvalidStateTransition 409, ShipmentClosed 409, DeviceRetired 409, DeviceAssigned 409, DuplicateSerialNumber 409, DuplicateReference 409, PointOfInterestInUse 409, OperationFinished 409, IdempotencyKeyInUse 409, WebhookLimitReached 409, DuplicateIdentifier 409, CredentialLimitReached 409, IdempotencyKeyReused 422, PreconditionFailed 412, PayloadTooLarge 413, UnsupportedMediaType 415, RateLimitExceeded 429, InternalError 500, BadGateway 502, ServiceUnavailable 503, GatewayTimeout 504.
          * @enum {string}
          */
-        ErrorCode: "InvalidParameter" | "MalformedRequest" | "Unauthorized" | "Forbidden" | "ShipmentNotExists" | "SetNotExists" | "ItemNotExists" | "PointOfInterestNotExists" | "DeviceNotExists" | "OperationNotExists" | "AlertNotExists" | "WebhookNotExists" | "DeliveryNotExists" | "AssignmentNotExists" | "ShareLinkNotExists" | "RouteNotFound" | "DeviceAlreadyAssigned" | "InvalidStateTransition" | "ShipmentClosed" | "DeviceRetired" | "DeviceAssigned" | "DuplicateSerialNumber" | "DuplicateReference" | "PointOfInterestInUse" | "OperationFinished" | "IdempotencyKeyInUse" | "WebhookLimitReached" | "IdempotencyKeyReused" | "PreconditionFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "RateLimitExceeded" | "InternalError" | "BadGateway" | "ServiceUnavailable" | "GatewayTimeout";
+        ErrorCode: "InvalidParameter" | "MalformedRequest" | "Unauthorized" | "Forbidden" | "ShipmentNotExists" | "SetNotExists" | "ItemNotExists" | "PointOfInterestNotExists" | "DeviceNotExists" | "OperationNotExists" | "AlertNotExists" | "WebhookNotExists" | "DeliveryNotExists" | "AssignmentNotExists" | "CredentialNotExists" | "ShareLinkNotExists" | "RouteNotFound" | "DeviceAlreadyAssigned" | "InvalidStateTransition" | "ShipmentClosed" | "DeviceRetired" | "DeviceAssigned" | "DuplicateSerialNumber" | "DuplicateReference" | "PointOfInterestInUse" | "OperationFinished" | "IdempotencyKeyInUse" | "WebhookLimitReached" | "DuplicateIdentifier" | "CredentialLimitReached" | "IdempotencyKeyReused" | "PreconditionFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "RateLimitExceeded" | "InternalError" | "BadGateway" | "ServiceUnavailable" | "GatewayTimeout";
         /**
          * @description InvalidParameter: what is wrong with it.
          * @enum {string}
@@ -1125,6 +1163,53 @@ export interface components {
              */
             deviceId: string;
         };
+        /**
+         * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+         * @enum {string}
+         */
+        EtaBasis: "Planned" | "Position" | "History";
+        ShipmentEtaDto: {
+            /**
+             * Format: date-time
+             * @description The estimated arrival at the edge of the destination.
+             * @example 2025-11-22T15:40:00.000Z
+             */
+            arrivalAt: string;
+            /**
+             * Format: date-time
+             * @description Earliest likely arrival (<= arrivalAt).
+             * @example 2025-11-22T15:10:00.000Z
+             */
+            earliestAt: string;
+            /**
+             * Format: date-time
+             * @description Latest likely arrival (>= arrivalAt).
+             * @example 2025-11-22T16:20:00.000Z
+             */
+            latestAt: string;
+            /**
+             * @description Great-circle metres from the newest position used to the edge of the destination's circle, times the lane's detour factor for History; null for Planned.
+             * @example 182400
+             */
+            remainingMeters: number | null;
+            /**
+             * @description Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).
+             * @example Position
+             */
+            basis: components["schemas"]["EtaBasis"];
+            /**
+             * Format: date-time
+             * @description recordedAt of the newest position used; null for Planned.
+             * @example 2025-11-22T12:05:00.000Z
+             */
+            asOf: string | null;
+            /**
+             * Format: date-time
+             * @description When the server made the estimate.
+             * @example 2025-11-22T12:05:04.000Z
+             */
+            calculatedAt: string;
+        };
         ShipmentDto: {
             /**
              * Format: uuid
@@ -1232,6 +1317,8 @@ export interface components {
             excursions: components["schemas"]["ShipmentExcursionsDto"];
             /** @description Read-only: the newest located reading (by recordedAt) of the devices while assigned to the shipment, within seconds of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag. */
             lastPosition: components["schemas"]["ShipmentLastPositionDto"] | null;
+            /** @description Read-only: the estimated arrival with its range, recomputed from each evaluated batch of positions (event time); from the plan until a position is known. null without destination, without plan or position, and from Delivered on. Changes neither updatedAt nor the ETag. */
+            eta: components["schemas"]["ShipmentEtaDto"] | null;
         };
         PageMetadataDto: {
             /** @description Opaque; null on the last page. */
@@ -1800,6 +1887,86 @@ export interface components {
             /** @example TempTrack T4 */
             model?: string;
         };
+        /** @enum {string} */
+        CredentialProtocol: "Mqtt" | "Http" | "Teltonika";
+        CreateCredentialDto: {
+            /** @example Http */
+            protocol: components["schemas"]["CredentialProtocol"];
+            /**
+             * @description Mqtt and Http: 1 to 64 of A-Z a-z 0-9 . _ - (the MQTT username and topic segment, the OsmAnd `id`), by default the device's id. Teltonika: required, the device's 15-digit IMEI. Unique system-wide per protocol: several Mqtt or Http credentials of one device may share it (to rotate a secret), another device may not (DuplicateIdentifier); one credential per IMEI.
+             * @example truck-17
+             */
+            identifier?: string;
+        };
+        CredentialWithSecretDto: {
+            /**
+             * Format: uuid
+             * @example 0190a4a0-6b1c-7d2e-8f3a-4b5c6d7e8f90
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a
+             */
+            deviceId: string;
+            /** @example Http */
+            protocol: components["schemas"]["CredentialProtocol"];
+            /**
+             * @description Mqtt and Http: 1 to 64 of A-Z a-z 0-9 . _ - (the MQTT username and topic segment, the OsmAnd `id`), by default the device's id. Teltonika: required, the device's 15-digit IMEI. Unique system-wide per protocol: several Mqtt or Http credentials of one device may share it (to rotate a secret), another device may not (DuplicateIdentifier); one credential per IMEI.
+             * @example truck-17
+             */
+            identifier: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T08:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a tracker last used it (authenticated or sent readings), to the minute.
+             * @example null
+             */
+            lastUsedAt: string | null;
+            /**
+             * @description Mqtt and Http only: `dvs_` + base64url of 32 random bytes. Shown only in this answer (`Cache-Control: no-store`) and stored only as a digest: keep it. Teltonika credentials have none (the IMEI alone identifies the device).
+             * @example dvs_3q2-7wEBAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhs
+             */
+            secret?: string;
+        };
+        CredentialDto: {
+            /**
+             * Format: uuid
+             * @example 0190a4a0-6b1c-7d2e-8f3a-4b5c6d7e8f90
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a
+             */
+            deviceId: string;
+            /** @example Http */
+            protocol: components["schemas"]["CredentialProtocol"];
+            /**
+             * @description Mqtt and Http: 1 to 64 of A-Z a-z 0-9 . _ - (the MQTT username and topic segment, the OsmAnd `id`), by default the device's id. Teltonika: required, the device's 15-digit IMEI. Unique system-wide per protocol: several Mqtt or Http credentials of one device may share it (to rotate a secret), another device may not (DuplicateIdentifier); one credential per IMEI.
+             * @example truck-17
+             */
+            identifier: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T08:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a tracker last used it (authenticated or sent readings), to the minute.
+             * @example null
+             */
+            lastUsedAt: string | null;
+        };
+        CredentialPageDto: {
+            credentials: components["schemas"]["CredentialDto"][];
+            metadata: components["schemas"]["PageMetadataDto"];
+        };
         BulkAssignmentEntryDto: {
             /**
              * Format: uuid
@@ -2080,7 +2247,7 @@ export interface components {
             metadata: components["schemas"]["TrackMetadataDto"];
         };
         /** @enum {string} */
-        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
+        EventType: "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test";
         EventDto: {
             /**
              * Format: uuid
@@ -2098,7 +2265,7 @@ export interface components {
             occurredAt: string;
             /** Format: uuid */
             accountId: string;
-            /** @description shipment.* (but arrived/departed): the shipment after the change (deleted: its last state); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook (no secret; its url without user info, query and fragment). */
+            /** @description shipment.* (but arrived/departed/eta_changed): the shipment after the change (deleted: its last state); shipment.eta_changed: {shipmentId, eta, previousArrivalAt} (eta.arrivalAt moved by more than max(10 min, 10 % of the remaining time) from the value last published); device.created|updated|retired|deleted: the device; device.assigned|unassigned: {deviceId, shipmentId, setId}; alert.opened|closed|acknowledged: the alert; alert.suppressed: {shipmentId, deviceId, kind, until} (the shipment opened its alerts allowed per clock hour; no further alert of it opens before until, and this event comes once per shipment and hour); operation.finished: the operation; webhook.disabled: the webhook (no secret; its url without user info, query and fragment). */
             data: {
                 [key: string]: unknown;
             };
@@ -2129,7 +2296,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2171,7 +2338,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         WebhookWithSecretDto: {
             /**
@@ -2193,7 +2360,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
             /** @example Active */
             status: components["schemas"]["WebhookStatus"];
             /**
@@ -2233,7 +2400,7 @@ export interface components {
              *       "shipment.delivered"
              *     ]
              */
-            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
+            eventTypes?: ("*" | "shipment.created" | "shipment.updated" | "shipment.started" | "shipment.delivered" | "shipment.completed" | "shipment.cancelled" | "shipment.deleted" | "shipment.arrived" | "shipment.departed" | "shipment.eta_changed" | "device.created" | "device.updated" | "device.retired" | "device.deleted" | "device.assigned" | "device.unassigned" | "alert.opened" | "alert.closed" | "alert.acknowledged" | "alert.suppressed" | "operation.finished" | "webhook.disabled" | "webhook.test")[];
         };
         /** @enum {string} */
         DeliveryStatus: "Pending" | "Succeeded" | "Failed";
@@ -2947,6 +3114,12 @@ export interface operations {
                 reference?: string;
                 /** @description Shipments carrying this tag. */
                 tag?: string;
+                /** @description Shipments whose eta.arrivalAt is before this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingBefore?: string;
+                /** @description Shipments whose eta.arrivalAt is at or after this instant (those without eta never match). RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped. */
+                arrivingAfter?: string;
+                /** @description true: shipments whose eta.arrivalAt is after their plannedArrivalAt; false: those whose eta.arrivalAt is at or before it (a shipment without eta or plan matches neither). Exactly true or false. */
+                late?: boolean;
             };
             header?: {
                 /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
@@ -2972,7 +3145,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShipmentPageDto"];
                 };
             };
-            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), any other parameter (UnknownField); accountId: AccountNotFound. */
+            /** @description InvalidParameter: limit or includeTotal (InvalidFormat, OutOfRange), cursor (InvalidCursor, also for a cursor of other filters), status (InvalidFormat), reference or tag (OutOfRange), arrivingBefore, arrivingAfter or late (InvalidFormat), any other parameter (UnknownField); accountId: AccountNotFound. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6024,6 +6197,294 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    credentialsList: {
+        parameters: {
+            query?: {
+                /** @description metadata.nextCursor of the previous page, unchanged, with the same filters; left out for the first page. Opaque. */
+                cursor?: string;
+                /** @description Records per page, 1 to 100 (OutOfRange otherwise), written as a plain integer (InvalidFormat otherwise). */
+                limit?: number;
+                /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
+                includeTotal?: boolean;
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credentials under `credentials`, next to `metadata`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialPageDto"];
+                };
+            };
+            /** @description InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description DeviceNotExists: unknown id, not a UUID, or another account's device. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    credentialsCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
+                 * @example order-4711-create
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The credential; `secret` only here. */
+            201: {
+                headers: {
+                    /** @description `no-store`: the answer carries the secret; no cache may keep it. */
+                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialWithSecretDto"];
+                };
+            };
+            /** @description InvalidParameter: protocol (Required, InvalidFormat), identifier (Required for Teltonika; InvalidFormat: not 15 digits for Teltonika, or a character outside A-Z a-z 0-9 . _ -; OutOfRange: not 1 to 64 characters), any other field (UnknownField); MalformedRequest; accountId: AccountNotFound. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description DeviceNotExists: unknown id, not a UUID, or another account's device. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description DuplicateIdentifier: another device holds this identifier for this protocol (or this IMEI has a credential). CredentialLimitReached: the device already has 5 credentials. DeviceRetired. IdempotencyKeyInUse: a request with this Idempotency-Key is still running; retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    credentialsDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                deviceId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description DeviceNotExists: unknown id, not a UUID, or another account's device. CredentialNotExists: no such credential of this device. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     assignmentsAssign: {
         parameters: {
             query?: never;
@@ -7194,7 +7655,7 @@ export interface operations {
                 limit?: number;
                 /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
                 includeTotal?: boolean;
-                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
+                /** @description One event type, or several separated by commas: shipment.created, shipment.updated, shipment.started, shipment.delivered, shipment.completed, shipment.cancelled, shipment.deleted, shipment.arrived, shipment.departed, shipment.eta_changed, device.created, device.updated, device.retired, device.deleted, device.assigned, device.unassigned, alert.opened, alert.closed, alert.acknowledged, alert.suppressed, operation.finished, webhook.disabled, webhook.test. */
                 type?: string;
                 /** @description The id of an event the client has seen: the page starts right after it. Not with `cursor`. An id the feed does not hold (unknown, or past EVENTS_RETENTION_DAYS) is 400 InvalidParameter, issue EventNotFound: resync from the resources. */
                 after?: string;

@@ -1,12 +1,12 @@
 import { LRUCache } from 'lru-cache';
-import type { RateDecision } from './gcra.script.js';
+import type { RateDecision } from '@tracking/rate-limit';
 import type { Policy } from './rate-limit.policies.js';
 
 /** Buckets kept at once; the least recently used go first (a forgotten bucket is a full one). */
 const CAPACITY = 100_000;
 
 /**
- * The GCRA of `gcra.script.ts` in this process's memory, for the moments Redis does not answer in time:
+ * The GCRA of `libs/rate-limit/src/gcra.script.ts` in this process's memory, for the moments Redis does not answer in time:
  * each replica then limits on its own, so a client spread over n replicas gets at most n times its
  * limit, instead of no limit at all. Same arithmetic and modes (charge, peek, force, refund) as the
  * script, in milliseconds of this process's monotonic clock.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readGatewayConfig } from '../../config.js';
-import { parseRateLimit } from './rate-limit.config.js';
+import { parseRateLimit } from '@tracking/rate-limit';
 
 const TENANT = '0190a4a0-0000-7000-8000-000000000001';
 

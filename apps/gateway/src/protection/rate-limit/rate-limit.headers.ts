@@ -1,4 +1,4 @@
-import type { RateDecision } from './gcra.script.js';
+import type { RateDecision } from '@tracking/rate-limit';
 import type { Policy } from './rate-limit.policies.js';
 
 /**

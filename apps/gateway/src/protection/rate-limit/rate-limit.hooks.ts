@@ -7,7 +7,7 @@ import { Authenticator } from '../../auth/authenticator.js';
 import { sendError } from '../../http/error.filter.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { rateLimitAddress } from './client-address.js';
-import type { RateDecision } from './gcra.script.js';
+import type { RateDecision } from '@tracking/rate-limit';
 import { limitField, policyField, secondsUntil } from './rate-limit.headers.js';
 import { PendingAttempts } from './pending-attempts.js';
 import { type Policy, RateLimitPolicies } from './rate-limit.policies.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { GatewayConfig } from '../../config.js';
 import { GATEWAY_CONFIG } from '../../tokens.js';
-import type { RateLimit } from './rate-limit.config.js';
+import type { RateLimit } from '@tracking/rate-limit';
 
 /** The names of the policies, as they appear in the RateLimit headers and 429 details. */
 export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address' | 'readings' | 'public-tracking';

@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, LOGGER } from '../../tokens.js';
 import { ProtectionMetrics } from '../protection.metrics.js';
 import { SharedRedis } from '../redis/shared-redis.js';
 import { ThrottledLog } from '../redis/throttled-log.js';
-import { defineGcra, type RateDecision, toRateDecision } from './gcra.script.js';
+import { defineGcra, emissionIntervalMicros, type RateDecision, rateLimitKey, toRateDecision } from '@tracking/rate-limit';
 import { LocalBuckets } from './local-buckets.js';
 import type { Policy } from './rate-limit.policies.js';
 
@@ -59,11 +59,10 @@ export class RateLimiter {
   }
 
   private async run(policy: Policy, subjects: string[], step: number, mode: Mode): Promise<RateDecision> {
-    const { quota, windowSeconds, burst } = policy.limit;
-    // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
-    const intervalMicros = Math.max(1, Math.round((windowSeconds * 1_000_000) / quota));
+    const { burst } = policy.limit;
+    const intervalMicros = emissionIntervalMicros(policy.limit);
     if (!this.redis.isReady()) return this.decideLocally(policy, subjects, step, mode, new Error(`Redis connection is ${this.redis.client.status}`));
-    const keys = subjects.map((subject) => this.redis.key('ratelimit', policy.name, subject));
+    const keys = subjects.map((subject) => rateLimitKey(this.redis.key(), policy.name, subject));
     if (this.slow) {
       // Decided here without waiting. One command at a time still goes to Redis as a probe (every
       // request's would queue up in a slow Redis and keep it slow: measured, bench/rate-limit-redis-load.mjs);

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { EtaBasis } from '@tracking/contracts';
 import { Type } from 'class-transformer';
 import { IsDefined, IsInt, IsNumber, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 import { FINITE, IsOmittable } from '../../http/common.dto.js';
@@ -144,4 +145,32 @@ export class ShipmentLastPositionDto {
   @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T08:30:00.000Z', description: "The reading's recordedAt." }) recordedAt: string;
   @ApiProperty({ type: String, format: 'uuid', example: '0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a', description: 'The device that recorded it.' })
   deviceId: string;
+}
+
+export class ShipmentEtaDto {
+  @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T15:40:00.000Z', description: 'The estimated arrival at the edge of the destination.' })
+  arrivalAt: string;
+  @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T15:10:00.000Z', description: 'Earliest likely arrival (<= arrivalAt).' })
+  earliestAt: string;
+  @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T16:20:00.000Z', description: 'Latest likely arrival (>= arrivalAt).' })
+  latestAt: string;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    minimum: 0,
+    example: 182400,
+    description: "Great-circle metres from the newest position used to the edge of the destination's circle, times the lane's detour factor for History; null for Planned.",
+  })
+  remainingMeters: number | null;
+  @ApiProperty({
+    enum: EtaBasis,
+    enumName: 'EtaBasis',
+    example: EtaBasis.Position,
+    description: "Planned: the plan (no position yet); Position: the track's moving speed and stops; History: the lane's completed trips (at least 3).",
+  })
+  basis: EtaBasis;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2025-11-22T12:05:00.000Z', description: 'recordedAt of the newest position used; null for Planned.' })
+  asOf: string | null;
+  @ApiProperty({ type: String, format: 'date-time', example: '2025-11-22T12:05:04.000Z', description: 'When the server made the estimate.' })
+  calculatedAt: string;
 }

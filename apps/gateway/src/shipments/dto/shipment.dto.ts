@@ -6,7 +6,7 @@ import { IsOmittable, METADATA_SCHEMA, PageMetadataDto } from '../../http/common
 import { DATE_TIME_INPUT_DESCRIPTION, IsDateTime } from '../../http/date-time.validator.js';
 import { IsMetadata } from '../../http/metadata.validator.js';
 import { HasVisibleText } from '../../http/visible-text.validator.js';
-import { ShipmentConditionsDto, ShipmentExcursionsDto, ShipmentLastPositionDto } from './shipment-conditions.dto.js';
+import { ShipmentConditionsDto, ShipmentEtaDto, ShipmentExcursionsDto, ShipmentLastPositionDto } from './shipment-conditions.dto.js';
 
 const MAX_TAGS = 20;
 const EXAMPLE_TIME = '2025-11-22T08:30:00.000Z';
@@ -94,6 +94,14 @@ export class ShipmentDto {
       'of its batch; a late, older reading never moves it back. null until there is one. Changes neither updatedAt nor the ETag.',
   })
   lastPosition: ShipmentLastPositionDto | null;
+  @ApiProperty({
+    type: ShipmentEtaDto,
+    nullable: true,
+    description:
+      'Read-only: the estimated arrival with its range, recomputed from each evaluated batch of positions (event time); from the plan ' +
+      'until a position is known. null without destination, without plan or position, and from Delivered on. Changes neither updatedAt nor the ETag.',
+  })
+  eta: ShipmentEtaDto | null;
 }
 
 export class ShipmentPageDto {

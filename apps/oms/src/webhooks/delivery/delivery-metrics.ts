@@ -6,10 +6,10 @@ import type { AttemptResult } from './webhook-request.js';
 /** How a delivery settled. */
 export type DeliveryOutcome = 'succeeded' | 'failed';
 
-/** What became of an attempt's outcome the database refused (DeliveryEngine.quarantine). */
+/** What became of an attempt's outcome the database refused (WebhookSender.record). */
 export type QuarantineAction = 'stored_without_detail' | 'dropped';
 
-/** The delivery engine's metrics (docs/webhook-delivery.md, "What to alert on"). */
+/** Webhook delivery's metrics (docs/webhook-delivery.md, "What to alert on"). */
 @Injectable()
 export class DeliveryMetrics {
   private readonly deliveries: Counter<'outcome'>;
@@ -80,11 +80,11 @@ export class DeliveryMetrics {
     this.attemptDuration.observe({ outcome: result.kind }, result.durationMs / 1000);
   }
 
-  settled(outcome: DeliveryOutcome, occurredAt?: number): void {
+  /** A delivery settled; `payload` (the event's JSON) gives a success's latency from the event's `occurredAt`. */
+  settled(outcome: DeliveryOutcome, payload?: string): void {
     this.deliveries.inc({ outcome });
-    if (outcome === 'succeeded' && occurredAt !== undefined && Number.isFinite(occurredAt)) {
-      this.latency.observe(Math.max(0, Date.now() - occurredAt) / 1000);
-    }
+    const occurredAt = outcome === 'succeeded' && payload !== undefined ? occurredAtOf(payload) : undefined;
+    if (occurredAt !== undefined && Number.isFinite(occurredAt)) this.latency.observe(Math.max(0, Date.now() - occurredAt) / 1000);
   }
 
   webhooksDisabled(count: number): void {
@@ -101,5 +101,13 @@ export class DeliveryMetrics {
 
   deliveriesOverBudget(count: number): void {
     this.overBudget.inc(count);
+  }
+}
+
+function occurredAtOf(payload: string): number | undefined {
+  try {
+    return Date.parse((JSON.parse(payload) as { occurredAt: string }).occurredAt);
+  } catch {
+    return undefined;
   }
 }

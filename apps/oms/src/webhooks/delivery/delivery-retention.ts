@@ -1,23 +1,23 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from '@tracking/core';
 import type { OmsConfig } from '../../config.js';
-import { IntervalJob } from '../../scheduling/interval-job.js';
+import { LeasedInterval } from '../../scheduling/leased-interval.js';
 import { OMS_CONFIG, OMS_LOGGER } from '../../tokens.js';
 import { DeliveryRepository } from './delivery.repository.js';
 
-/** The queue of the retention job (and its job scheduler's id). */
-export const DELIVERY_RETENTION_QUEUE = 'webhook-deliveries-retention';
+/** The lease of the retention task: one worker runs it at a time. */
+export const DELIVERY_RETENTION_LEASE = 'webhook-deliveries-retention';
 /** Deliveries deleted per statement at most, so that no transaction grows large. */
 export const DELIVERY_RETENTION_BATCH = 5000;
 
 /**
  * Deletes settled webhook deliveries `WEBHOOK_DELIVERIES_RETENTION_DAYS` after their last change
- * (docs/webhook-delivery.md, "Attempt log and retention"). An IntervalJob: a BullMQ job scheduler with a
- * fixed id, so however many workers run, it runs once per `WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS`.
+ * (docs/webhook-delivery.md, "Attempt log and retention"). A `LeasedInterval`: however many workers run,
+ * the holder of its lease runs it once per `WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS`.
  */
 @Injectable()
 export class DeliveryRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private job?: IntervalJob;
+  private job?: LeasedInterval;
   private stopping = false;
 
   constructor(
@@ -27,9 +27,9 @@ export class DeliveryRetention implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.job = new IntervalJob({
+    this.job = new LeasedInterval({
       config: this.config,
-      queue: DELIVERY_RETENTION_QUEUE,
+      name: DELIVERY_RETENTION_LEASE,
       everyMs: this.config.WEBHOOK_DELIVERIES_RETENTION_INTERVAL_MS,
       run: () => this.purge(),
       logger: this.logger,

@@ -133,3 +133,9 @@ function isAddressOrRange(text: string): boolean {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * The default of `RATE_LIMIT_READINGS`, the tenant's readings per second: one bucket charged by the
+ * gateway's `POST /readings` and by the device gateway, which must therefore read the same limit.
+ */
+export const DEFAULT_READINGS_LIMIT = '50000/1s burst 100000';

@@ -96,3 +96,18 @@ export function toRateDecision(reply: unknown): RateDecision {
   const [allowed, remaining, msUntilNext] = reply as [number, number, number];
   return { allowed: allowed === 1, remaining: Math.max(0, remaining), msUntilNext: Math.max(1, msUntilNext) };
 }
+
+/**
+ * The Redis key of a bucket: `<prefix>ratelimit:<policy>:<subject>`. Every process that charges a bucket
+ * names it through here, so that the gateway's `POST /readings` and the device gateway charge the very
+ * same per-tenant readings bucket (policy `readings`, subject the tenant id).
+ */
+export function rateLimitKey(prefix: string, policy: string, subject: string): string {
+  return `${prefix}ratelimit:${policy}:${subject}`;
+}
+
+/** The GCRA emission interval of a limit in whole microseconds (window / quota), as the script takes it. */
+export function emissionIntervalMicros(limit: { quota: number; windowSeconds: number }): number {
+  // Whole microseconds keep the script's arithmetic exact (doubles hold integers up to 2^53).
+  return Math.max(1, Math.round((limit.windowSeconds * 1_000_000) / limit.quota));
+}

@@ -9,8 +9,8 @@ import {
   type RejectedReading,
 } from '@tracking/contracts';
 import { DATE_TIME_MAX, DATE_TIME_MIN, DomainError, parseDateTime } from '@tracking/core';
-import { checkBodyHygiene } from '../http/body-hygiene.js';
-import { echo } from '../http/echo.js';
+import { checkBodyHygiene } from './body-hygiene.js';
+import { echo } from './echo.js';
 
 /**
  * Validation of `POST /readings` bodies (docs/readings.md, "Validation"). The envelope is checked as a
@@ -57,8 +57,16 @@ const ENTRY_SCHEMA = {
   },
 };
 
+/**
+ * The same entry sent by a tracker through the device gateway: its credential names the device, so an
+ * entry naming one (`deviceId`, `serialNumber`) is refused as an unknown field.
+ */
+const { deviceId: _deviceId, serialNumber: _serialNumber, ...DEVICE_ENTRY_PROPERTIES } = ENTRY_SCHEMA.properties;
+const DEVICE_ENTRY_SCHEMA = { ...ENTRY_SCHEMA, properties: DEVICE_ENTRY_PROPERTIES };
+
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 const validateEntry = ajv.compile(ENTRY_SCHEMA);
+const validateDeviceEntry = ajv.compile(DEVICE_ENTRY_SCHEMA);
 
 const ISSUES: Record<string, ParameterIssue> = {
   required: ParameterIssue.Required,
@@ -77,8 +85,11 @@ export interface JudgedEntries {
   rejected: RejectedReading[];
 }
 
-/** The list of `{"readings": [...]}`; anything else about the envelope is one 400. */
-export function readingsOf(body: unknown): unknown[] {
+/**
+ * The list of `{"readings": [...]}`; anything else about the envelope is one 400. `max` is the most
+ * entries a request may carry (`POST /readings`: 5000; a tracker's message through the device gateway: fewer).
+ */
+export function readingsOf(body: unknown, max: number = MAX_READINGS_PER_BATCH): unknown[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new DomainError(ErrorCode.MalformedRequest, 'The request body must be a JSON object.');
   }
@@ -88,22 +99,30 @@ export function readingsOf(body: unknown): unknown[] {
   const list = (body as { readings?: unknown }).readings;
   if (list === undefined) throw DomainError.invalidParameter('readings', ParameterIssue.Required, 'readings is required.');
   if (!Array.isArray(list)) throw DomainError.invalidParameter('readings', ParameterIssue.InvalidFormat, 'readings must be an array.');
-  if (list.length < MIN_READINGS_PER_BATCH || list.length > MAX_READINGS_PER_BATCH) {
-    throw DomainError.invalidParameter(
-      'readings',
-      ParameterIssue.OutOfRange,
-      `readings must have ${MIN_READINGS_PER_BATCH} to ${MAX_READINGS_PER_BATCH} entries, not ${list.length}.`,
-    );
+  if (list.length < MIN_READINGS_PER_BATCH || list.length > max) {
+    throw DomainError.invalidParameter('readings', ParameterIssue.OutOfRange, `readings must have ${MIN_READINGS_PER_BATCH} to ${max} entries, not ${list.length}.`);
   }
   return list;
 }
 
 /** Judges each entry on its own: shape, bounds, the device named once, `recordedAt`, at least one measurement. */
 export function judgeEntries(list: unknown[]): JudgedEntries {
+  return judgeAll(list, undefined);
+}
+
+/**
+ * Judges a tracker's entries exactly as `judgeEntries` judges those of `POST /readings`, except that the
+ * device is `deviceId` (its credential's) and an entry may not name one. The device gateway's judgement.
+ */
+export function judgeDeviceEntries(list: unknown[], deviceId: string): JudgedEntries {
+  return judgeAll(list, deviceId.toLowerCase());
+}
+
+function judgeAll(list: unknown[], deviceId: string | undefined): JudgedEntries {
   const entries: IngestEntry[] = [];
   const rejected: RejectedReading[] = [];
   for (let index = 0; index < list.length; index++) {
-    const judged = judgeEntry(list[index], index);
+    const judged = judgeEntry(list[index], index, deviceId);
     if ('error' in judged) rejected.push({ index, error: judged.error });
     else entries.push(judged);
   }
@@ -117,7 +136,8 @@ const VALUE_FIELDS = READING_VALUES.map(({ field }) =>
   field.startsWith('location.') ? { inLocation: true, key: field.slice('location.'.length) } : { inLocation: false, key: field },
 );
 
-function judgeEntry(raw: unknown, index: number): IngestEntry | { error: RejectedReading['error'] } {
+/** `deviceId`: the device of the credential (device gateway); undefined: the entry names its device (`POST /readings`). */
+function judgeEntry(raw: unknown, index: number, deviceId: string | undefined): IngestEntry | { error: RejectedReading['error'] } {
   const base = `readings.${index}`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return invalid(base, ParameterIssue.InvalidFormat, `${base} must be an object.`);
@@ -126,10 +146,11 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
   // this entry, not the batch: the validation pipe leaves this body to this function (`PieceWiseBody`).
   const unclean = hygieneError(raw, base);
   if (unclean !== undefined) return unclean;
-  if (!validateEntry(raw)) return unknownFieldError(raw, base) ?? schemaError(base, validateEntry.errors?.[0]);
+  const validate = deviceId === undefined ? validateEntry : validateDeviceEntry;
+  if (!validate(raw)) return unknownFieldError(raw, base) ?? schemaError(base, validate.errors?.[0]);
   const entry = raw as Raw;
-  const hasId = entry.deviceId !== undefined;
-  if (hasId === (entry.serialNumber !== undefined)) {
+  const hasId = deviceId !== undefined || entry.deviceId !== undefined;
+  if (deviceId === undefined && hasId === (entry.serialNumber !== undefined)) {
     return hasId
       ? invalid(`${base}.serialNumber`, ParameterIssue.InvalidFormat, `${base} names its device twice: give deviceId or serialNumber, not both.`)
       : invalid(`${base}.deviceId`, ParameterIssue.Required, `${base} needs deviceId or serialNumber.`);
@@ -147,7 +168,7 @@ function judgeEntry(raw: unknown, index: number): IngestEntry | { error: Rejecte
     return invalid(base, ParameterIssue.Required, `${base} must carry at least one measurement besides recordedAt.`);
   }
   const result: IngestEntry = { index, recordedAt, values };
-  if (hasId) result.deviceId = (entry.deviceId as string).toLowerCase();
+  if (hasId) result.deviceId = deviceId ?? (entry.deviceId as string).toLowerCase();
   else result.serialNumber = entry.serialNumber as string;
   return result;
 }

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { EtaRepository } from './eta.repository.js';
+import { EtaTracker } from './eta-tracker.js';
+
+/** The estimated arrival (docs/eta.md): the tracker the evaluation calls and the lanes' statistics. */
+@Module({
+  providers: [EtaRepository, EtaTracker],
+  exports: [EtaTracker],
+})
+export class EtaModule {}

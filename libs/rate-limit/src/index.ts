@@ -1,0 +1,2 @@
+export * from './gcra.script.js';
+export * from './rate-limit.config.js';
