@@ -228,6 +228,19 @@ describe('share links and the public tracking view', () => {
       expect(visited.text).not.toContain(place.id);
     });
 
+    it("shows the shipment's eta exactly as GET /shipments/{id} does, and the page's updatedAt moves with it", async () => {
+      const destination = (await createPointOfInterest(stack, tenant, { body: { name: 'Planned dock' } })).pointOfInterest;
+      const plannedArrivalAt = new Date(Date.now() + 2 * DAY_MS).toISOString().replace(/\.\d{3}Z$/, '.000Z');
+      const shipment = await createShipment(stack, tenant, { body: { destinationId: destination.id, plannedArrivalAt } });
+      const link = await createShareLink(stack, tenant, shipment.id);
+      const [publicView, own] = await Promise.all([view(link.token), stack.request('GET', `${base}/shipments/${shipment.id}`, { token: tenant.token })]);
+      expect(publicView.status, publicView.text).toBe(200);
+      expect(own.body.eta).not.toBeNull();
+      expect(own.body.eta.arrivalAt).toBe(plannedArrivalAt);
+      expect(publicView.body.eta).toEqual(own.body.eta);
+      expect(Date.parse(publicView.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(own.body.eta.calculatedAt));
+    });
+
     it('simplifies a long track to at most 500 points', async () => {
       const { shipment, times } = await trackedShipment(1200);
       const link = await createShareLink(stack, tenant, shipment.id);
