@@ -97,8 +97,8 @@ function placeOf(name: string | null, lat: number | null, lng: number | null): P
 }
 
 /**
- * The shipment's `eta` as the API shows it, read from its stored representation: null until shipments
- * carry one (docs/share-links.md), and then exactly what `GET /shipments/{id}` shows.
+ * The shipment's `eta` exactly as `GET /shipments/{id}` shows it, read from its stored representation
+ * (docs/eta.md); null when it has none.
  */
 function etaOf(apiJson: string): unknown {
   const shipment = JSON.parse(apiJson) as { eta?: unknown };
