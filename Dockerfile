@@ -44,7 +44,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY libs libs
 COPY apps apps
-RUN npx tsc -b \
+COPY scripts/build-web.mjs scripts/
+# The tracking page's files (MapLibre GL, the Natural Earth basemap) go to apps/gateway/dist/web.
+RUN npx tsc -b && node scripts/build-web.mjs \
   && for workspace in apps/* libs/*; do \
        mkdir -p "/out/$workspace" && cp -R "$workspace/package.json" "$workspace/dist" "/out/$workspace/"; \
      done \

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: runs every test with vitest and ends with one line `N passed, M failed`, which CI reads.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+// The browser tests (test/browser/) need Debian's Chromium: say how to get it before they fail for want of it.
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+if (!existsSync(chromium)) {
+  process.stderr.write(`${chromium} is missing, which the browser tests need: as root, apt-get install -y chromium (or set CHROMIUM_PATH).\n`);
+}
 const dir = mkdtempSync(join(tmpdir(), 'tracking-test-'));
 const report = join(dir, 'report.json');
 const vitest = spawn(

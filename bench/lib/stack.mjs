@@ -26,7 +26,7 @@ const ADMIN_CLI = 'apps/gateway/dist/cli/admin.js';
 const PROFILER_PRELOAD = pathToFileURL(join(root, 'bench', 'lib', 'profiler-preload.mjs')).href;
 /** Until every process serves /health/ready on OPS_PORT (issue 7), the worker says it is ready in its log. */
 const READY_LOG_LINE = { worker: /"msg":"worker started"/, worker2: /"msg":"worker started"/ };
-const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS', 'RATE_LIMIT_READINGS', 'DEVICE_RATE_LIMIT'];
+const RATE_LIMITS = ['RATE_LIMIT_APPLICATION', 'RATE_LIMIT_ADDRESS', 'RATE_LIMIT_TOKEN_FAILURES', 'RATE_LIMIT_TOKEN_ADDRESS', 'RATE_LIMIT_READINGS', 'DEVICE_RATE_LIMIT', 'RATE_LIMIT_PUBLIC_TRACKING'];
 const UNLIMITED = '1000000/1s burst 1000000';
 const READY_TIMEOUT_MS = 120000;
 const POLL_MS = 50;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { ErrorCode } from '@tracking/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_ASSET_PATHS } from '../../apps/gateway/src/openapi/docs-page.js';
+import { MAPS_PATH } from '../../apps/gateway/src/share-links/tracking-page.js';
 import { offlineOpenApiDocument } from '../../apps/gateway/src/openapi/offline-document.js';
 import { openAlert } from '../factories/alert.factory.js';
 import { operationPath } from '../factories/bulk.factory.js';
@@ -127,6 +128,8 @@ describe('the OpenAPI document', () => {
       // Fastify answers HEAD for every GET by itself.
       .filter(({ method }) => method !== 'HEAD')
       .filter(({ path }) => !DOCS_ASSET_PATHS.includes(path))
+      // The tracking page's files (the page itself is documented, as /docs is).
+      .filter(({ path }) => !path.startsWith(MAPS_PATH))
       .map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
     expect(routes.length).toBeGreaterThan(40);
     const documented = operationsOf(document).map(({ key }) => key);
@@ -190,8 +193,10 @@ describe('the OpenAPI document', () => {
         if (['202', '429', '503'].includes(status)) expect(headers, at).toContain('Retry-After');
         if (keyed && status.startsWith('2')) expect(headers, at).toContain('Idempotent-Replayed');
         if (accountRoute && status === '204') expect(headers.includes('ETag'), at).toBe(conditional && method !== 'delete');
-        // A delivery (test ping, redeliver) has no version to name.
-        const unversioned = resolved(document, response).content?.['application/json']?.schema?.$ref === '#/components/schemas/DeliveryDto';
+        // A delivery (test ping, redeliver) and a share link (changed only by its revocation) have no version to name.
+        const unversioned = ['#/components/schemas/DeliveryDto', '#/components/schemas/CreatedShareLinkDto'].includes(
+          resolved(document, response).content?.['application/json']?.schema?.$ref ?? '',
+        );
         if (accountRoute && ['201', '202'].includes(status) && !unversioned) expect(headers, at).toContain('ETag');
         if (unversioned) expect(headers, at).not.toContain('ETag');
       }
@@ -279,6 +284,7 @@ describe('the OpenAPI document', () => {
       'POST /v1/accounts/{accountId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver 202': () =>
         call('POST', `${account}/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`),
       'GET /v1/accounts/{accountId}/alerts/{alertId} 200': () => call('GET', `${account}/alerts/${alert.id}`),
+      'POST /v1/accounts/{accountId}/shipments/{shipmentId}/share-links 201': () => call('POST', `${shipmentPath}/share-links`, {}),
     };
 
     const alwaysSent = (response: Operation): string[] =>

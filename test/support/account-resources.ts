@@ -6,6 +6,7 @@ import type { TestTenant } from '../factories/identity.factory.js';
 import { createItem } from '../factories/item.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
 import { createSet } from '../factories/set.factory.js';
+import { createShareLink } from '../factories/share-link.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
 import type { CatalogRoute } from './route-catalog.js';
@@ -27,6 +28,7 @@ export const PATH_RESOURCES: Record<string, ErrorCode> = {
   deliveryId: ErrorCode.DeliveryNotExists,
   alertId: ErrorCode.AlertNotExists,
   credentialId: ErrorCode.CredentialNotExists,
+  linkId: ErrorCode.ShareLinkNotExists,
 };
 
 /** Routes on which a parameter's 404 is not the resource's own (docs/api.md, "Device assignment"). */
@@ -78,6 +80,7 @@ export async function createAccountResources(
   const delivery = await sendTestPing(stack, tenant, webhook.path);
   // Alerts come from the evaluation of readings only; the store is what it writes them with.
   const alert = await openAlert(stack, tenant, shipment.id, { account, deviceId: device.id });
+  const link = await createShareLink(stack, tenant, shipment.id, { account });
   return {
     accountId,
     shipmentId: shipment.id,
@@ -90,5 +93,8 @@ export async function createAccountResources(
     deliveryId: delivery.id,
     alertId: alert.id,
     credentialId: credential.body.id as string,
+    linkId: link.id,
+    // Not an account route's parameter: the public view's (GET /v1/public/tracking/{token}).
+    token: link.token,
   };
 }

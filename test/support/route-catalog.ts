@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { DOCS_PATH } from '../../apps/gateway/src/openapi/docs-page.js';
+import { MAPS_PATH, TRACKING_PAGE_PATH } from '../../apps/gateway/src/share-links/tracking-page.js';
 
 /** A JSON schema of the OpenAPI document, loosely typed: tests read only a few keywords. */
 export interface Schema {
@@ -64,6 +65,8 @@ export class RouteCatalog {
       .filter(({ method }) => method !== 'HEAD')
       // The interactive reference (an HTML page, its scripts and styles) is no JSON API to probe.
       .filter(({ path }) => path !== DOCS_PATH && !path.startsWith(`${DOCS_PATH}/`))
+      // So is the share links' tracking page, with the map files it loads.
+      .filter(({ path }) => !path.startsWith(`${TRACKING_PAGE_PATH}/`) && !path.startsWith(MAPS_PATH))
       .map(({ method, path }) => {
         if (!instance.hasRoute({ method: method as never, url: path })) {
           throw new Error(`route-catalog: parsed ${method} ${path} from printRoutes, but Fastify does not know it`);

@@ -87,12 +87,22 @@ export const gatewayConfigSchema = {
   INGEST_TENANT_QUEUE: env.int({ default: 16, min: 0, max: 10000 }),
   /** ... and how long one may wait before it is refused with 429 and Retry-After. */
   INGEST_QUEUE_TIMEOUT_MS: env.int({ default: 2000, min: 1, max: 60000 }),
+  /**
+   * GET /v1/public/tracking/{token} (the share links' public view, read without a token) per client
+   * address, instead of RATE_LIMIT_ADDRESS: a tracking page polls every 30 s (docs/share-links.md).
+   */
+  RATE_LIMIT_PUBLIC_TRACKING: rateLimitSetting({ default: '60/1m burst 30' }),
   /** JSON: tenant id -> `{"application": "...", "tokenFailures": "...", "readings": "..."}` replacing those limits. */
   RATE_LIMIT_TENANT_OVERRIDES: tenantOverridesSetting(),
   /** Proxies whose X-Forwarded-For names the client address: empty, hop count, or addresses/CIDRs. */
   TRUST_PROXY: trustProxySetting(),
   /** Keys that encrypt the signing keys at rest: `<id>:<base64 32 bytes>`, comma-separated, the first current. */
   KEY_ENCRYPTION_KEYS: keyEncryptionKeysSetting(),
+  /**
+   * Where people reach this API from outside: a share link's `url` is `{PUBLIC_BASE_URL}/track/{token}`
+   * (docs/share-links.md); a trailing slash is dropped.
+   */
+  PUBLIC_BASE_URL: env.url({ default: 'http://localhost:3000', protocols: ['http', 'https'] }),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
@@ -102,7 +112,7 @@ export function readGatewayConfig(source?: Record<string, string | undefined>): 
   if (config.INGEST_TENANT_READINGS > config.INGEST_CAPACITY_READINGS) {
     throw new ConfigError('INGEST_TENANT_READINGS', `must be at most INGEST_CAPACITY_READINGS (${config.INGEST_CAPACITY_READINGS})`);
   }
-  return config;
+  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL.replace(/\/+$/, '') };
 }
 
 /** The token lifetime is fixed by the specification. */

@@ -20,6 +20,7 @@ import { ReadingsModule } from './readings/readings.module.js';
 import { TracksModule } from './tracks/tracks.module.js';
 import { RpcModule } from './rpc/rpc.module.js';
 import { SetsModule } from './sets/sets.module.js';
+import { ShareLinksModule } from './share-links/share-links.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 import { GATEWAY_CONFIG, LOGGER } from './tokens.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -47,6 +48,7 @@ export class GatewayModule {
         EventsModule,
         WebhooksModule,
         AlertsModule,
+        ShareLinksModule,
         OpenApiModule,
       ],
       controllers: [HealthController],

@@ -14,6 +14,7 @@ import { OmsModule, OmsWorkerModule } from './oms.module.js';
 import { OperationEntity, OperationEntryEntity } from './operations/operation.entity.js';
 import { PointOfInterestEntity } from './points-of-interest/point-of-interest.entity.js';
 import { SetEntity } from './sets/set.entity.js';
+import { ShareLinkEntity } from './share-links/share-link.entity.js';
 import { ShipmentEntity } from './shipments/shipment.entity.js';
 import { WebhookDeliveryEntity } from './webhooks/webhook-delivery.entity.js';
 import { WebhookEntity } from './webhooks/webhook.entity.js';
@@ -34,6 +35,7 @@ export function prepareOmsDatabase(config: OmsConfig): Promise<DataSource> {
       WebhookDeliveryEntity,
       AlertEntity,
       VisitEntity,
+      ShareLinkEntity,
     ],
     migrations: omsMigrations,
     applicationName: 'oms',

@@ -14,6 +14,7 @@ import { OperationsModule, OperationWorkerModule } from './operations/operations
 import { PositionsModule } from './positions/positions.module.js';
 import { PointsOfInterestModule } from './points-of-interest/points-of-interest.module.js';
 import { SetsModule } from './sets/sets.module.js';
+import { ShareLinksModule } from './share-links/share-links.module.js';
 import { ShipmentsModule } from './shipments/shipments.module.js';
 import { WebhookDeliveryModule } from './webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -36,6 +37,7 @@ export class OmsModule {
         WebhooksModule,
         AlertsModule,
         PositionsModule,
+        ShareLinksModule,
       ],
       controllers: [PingHandler],
     };

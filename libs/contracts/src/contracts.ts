@@ -58,6 +58,14 @@ import type {
   PointOfInterestRequest,
   UpdatePointOfInterestRequest,
 } from './oms/points-of-interest.js';
+import type {
+  CreateShareLinkRequest,
+  ListShareLinksRequest,
+  ResolvedShareLink,
+  ResolveShareLinkRequest,
+  ShareLink,
+  ShareLinkRequest,
+} from './oms/share-links.js';
 import type { CreateSetRequest, DeleteSetRequest, ListSetsRequest, SetRequest, ShipmentSet, UpdateSetRequest } from './oms/sets.js';
 import type {
   CreateShipmentRequest,
@@ -154,6 +162,11 @@ export interface Contracts {
   [Subjects.oms.alerts.get]: Hop<AlertRequest, Alert>;
   [Subjects.oms.alerts.acknowledge]: Hop<AlertRequest, Empty>;
   [Subjects.oms.visits.list]: Hop<ListVisitsRequest, ItemPage<Visit>>;
+
+  [Subjects.oms.shareLinks.create]: Hop<CreateShareLinkRequest, ShareLink>;
+  [Subjects.oms.shareLinks.list]: Hop<ListShareLinksRequest, ItemPage<ShareLink>>;
+  [Subjects.oms.shareLinks.delete]: Hop<ShareLinkRequest, Empty>;
+  [Subjects.oms.shareLinks.resolve]: Hop<ResolveShareLinkRequest, ResolvedShareLink | null>;
 
   [Subjects.dms.ping]: Hop<Record<string, never>, PingReply>;
 

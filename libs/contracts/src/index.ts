@@ -14,5 +14,6 @@ export * from './dms/tracks.js';
 export * from './oms/operations.js';
 export * from './oms/webhooks.js';
 export * from './oms/alerts.js';
+export * from './oms/share-links.js';
 export * from './contracts.js';
 export * from './events/events.js';

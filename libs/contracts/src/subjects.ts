@@ -68,6 +68,13 @@ export const Subjects = {
     visits: {
       list: 'oms.visits.list',
     },
+    shareLinks: {
+      create: 'oms.share-links.create',
+      list: 'oms.share-links.list',
+      delete: 'oms.share-links.delete',
+      /** The public tracking view of a live link, by its token's digest (the gateway's only unauthenticated read). */
+      resolve: 'oms.share-links.resolve',
+    },
   },
   dms: {
     ping: 'dms.ping',

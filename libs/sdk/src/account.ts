@@ -124,6 +124,29 @@ export class Shipments extends Crud<T.Shipment, T.CreateShipment, T.UpdateShipme
   }
 }
 
+/**
+ * Share links of shipments: expiring links that show one shipment to someone without an account. Only
+ * `create` answers the link's `url` (its token is kept as a digest); `list` shows ids and expiries.
+ */
+export class ShareLinks {
+  constructor(private readonly calls: AccountCalls) {}
+
+  /** A new link; `expiresAt` at most 30 days ahead, default 7 days. Keep `url`: it cannot be shown again. */
+  create(shipmentId: string, body: T.CreateShareLink = {}, options?: PostOptions): Promise<T.CreatedShareLink> {
+    return this.calls.json('POST', `/shipments/${e(shipmentId)}/share-links`, body, options);
+  }
+
+  /** The shipment's links, expired and revoked ones included, oldest first. */
+  list(shipmentId: string, query?: PageQuery, options?: CallOptions): Listing<T.ShareLink> {
+    return this.calls.list(`/shipments/${e(shipmentId)}/share-links`, 'items', query, options);
+  }
+
+  /** Revokes the link at once (again: nothing changes). */
+  async revoke(shipmentId: string, linkId: string, options?: CallOptions): Promise<void> {
+    await this.calls.action('DELETE', `/shipments/${e(shipmentId)}/share-links/${e(linkId)}`, options);
+  }
+}
+
 export class Sets {
   constructor(private readonly calls: AccountCalls) {}
 
@@ -367,6 +390,7 @@ export class Account {
   readonly alerts: Alerts;
   readonly events: Events;
   readonly webhooks: Webhooks;
+  readonly shareLinks: ShareLinks;
 
   constructor(
     transport: Transport,
@@ -384,5 +408,6 @@ export class Account {
     this.alerts = new Alerts(calls);
     this.events = new Events(calls);
     this.webhooks = new Webhooks(calls);
+    this.shareLinks = new ShareLinks(calls);
   }
 }

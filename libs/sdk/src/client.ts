@@ -1,5 +1,6 @@
 import { Account } from './account.js';
-import { Transport, type TrackingClientOptions } from './transport.js';
+import { type CallOptions, Transport, type TrackingClientOptions } from './transport.js';
+import type { PublicTracking } from './types.js';
 
 /**
  * The Tracking API client. One per application credentials: it holds the access token that all its calls
@@ -22,5 +23,19 @@ export class TrackingClient {
   /** The resource groups of one account (shipments, sets, items, devices, ...). Cheap: no request. */
   account(accountId: string): Account {
     return new Account(this.transport, accountId);
+  }
+
+  /**
+   * What a share link shows (`GET /v1/public/tracking/{token}`), read without credentials: `token` is the
+   * last path segment of the link's `url`. An unknown, expired or revoked link is 404 `ShareLinkNotExists`.
+   */
+  async publicTracking(token: string, options: CallOptions = {}): Promise<PublicTracking> {
+    const response = await this.transport.request<PublicTracking>({
+      method: 'GET',
+      path: `/v1/public/tracking/${encodeURIComponent(token)}`,
+      authenticated: false,
+      ...options,
+    });
+    return response.body;
   }
 }

@@ -14,6 +14,7 @@ export {
   PointsOfInterest,
   Readings,
   Sets,
+  ShareLinks,
   Shipments,
   Webhooks,
   type WaitOptions,

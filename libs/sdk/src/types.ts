@@ -64,6 +64,12 @@ export type TrackGeoJson = operations['tracksGet']['responses'][200]['content'][
 
 export type Visit = Schemas['VisitDto'];
 
+export type CreateShareLink = Schemas['CreateShareLinkDto'];
+export type ShareLink = Schemas['ShareLinkDto'];
+export type CreatedShareLink = Schemas['CreatedShareLinkDto'];
+/** `GET /v1/public/tracking/{token}`: what a share link shows, read without credentials. */
+export type PublicTracking = Schemas['PublicTrackingDto'];
+
 export type AlertKind = Schemas['AlertKind'];
 export type AlertStatus = Schemas['AlertStatus'];
 export type Alert = Schemas['AlertDto'];

@@ -21,6 +21,7 @@ const EXAMPLES = {
   DeliveryNotExists: { message: 'The delivery does not exist for this webhook.' },
   AssignmentNotExists: { message: 'The device is not assigned to this set.' },
   CredentialNotExists: { message: 'The credential does not exist for this device.' },
+  ShareLinkNotExists: { message: 'This link is unknown, has expired or was revoked.' },
   RouteNotFound: { message: 'No such route.' },
   DeviceAlreadyAssigned: {
     message: 'The device is assigned to another shipment; unassign it there first.',

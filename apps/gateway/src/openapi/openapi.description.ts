@@ -90,6 +90,12 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     name: 'Alerts and visits',
     description: "What the evaluation of readings found: alerts on a shipment's conditions, and its visits to points of interest.",
   },
+  {
+    name: 'Share links',
+    description:
+      'Expiring links that show one shipment to someone without an account (a consignee): the links, the public view they open ' +
+      '(the one read without a token), and the tracking page.',
+  },
   { name: 'Events', description: "The account's event feed: every change, in the order it was recorded; the events webhooks receive." },
   { name: 'Webhooks', description: 'Signed HTTP deliveries of the account\'s events to URLs of its own, and their delivery log.' },
   { name: 'Health', description: 'Probes for load balancers and orchestrators: never rate limited, no token needed.' },

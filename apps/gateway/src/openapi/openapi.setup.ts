@@ -1,13 +1,15 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { registerTrackingPage } from '../share-links/tracking-page.js';
 import { registerDocsPage } from './docs-page.js';
 import { PublishedOpenApi } from './openapi.controller.js';
 import { createOpenApiDocument } from './openapi.document.js';
 
 /**
  * Builds the OpenAPI document once, for `GET /v1/openapi.json` to serve, and adds the interactive
- * reference at `/docs`. Call after the app is created and before it listens.
+ * reference at `/docs` and the share links' tracking page at `/track/{token}`. Call after the app is created and before it listens.
  */
 export async function setupOpenApi(app: NestFastifyApplication): Promise<void> {
   app.get(PublishedOpenApi).publish(createOpenApiDocument(app));
   await registerDocsPage(app.getHttpAdapter().getInstance());
+  await registerTrackingPage(app.getHttpAdapter().getInstance());
 }

@@ -21,6 +21,7 @@ import { BoundWebhookAmplification1763800029300 } from './1763800029300-bound-we
 import { CreateLeases1763800031000 } from './1763800031000-create-leases.js';
 import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-deliveries.js';
 import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js';
+import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -47,4 +48,5 @@ export const omsMigrations = [
   CreateLeases1763800031000,
   NotifyDueDeliveries1763800031100,
   AddShipmentEta1763800031200,
+  CreateShareLinks1763800032000,
 ];

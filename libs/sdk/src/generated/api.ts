@@ -844,6 +844,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{accountId}/shipments/{shipmentId}/share-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the shipment's share links, oldest first, with cursor paging; never their urls
+         * @description Expired and revoked links stay listed.
+         */
+        get: operations["shareLinksList"];
+        put?: never;
+        /**
+         * Create a link that shows the shipment to someone without an account, until it expires; its url is shown this once
+         * @description The url opens the tracking page (GET /track/{token}); its token is 128 random bits, stored only as a SHA-256 digest, so a lost url cannot be shown again: create another. 400 InvalidParameter expiresAt: InvalidFormat, or OutOfRange when not in the future or more than 30 days ahead.
+         */
+        post: operations["shareLinksCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{accountId}/shipments/{shipmentId}/share-links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a share link at once: its url answers 404 from now on
+         * @description Revoking it again is a 204 that changes nothing.
+         */
+        delete: operations["shareLinksDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/tracking/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A share link's view of its shipment, for the consignee: no Authorization
+         * @description Only these fields: no ids, devices, metadata, conditions or alerts. Rate limited per client address (policy public-tracking, RATE_LIMIT_PUBLIC_TRACKING). Every answer carries Cache-Control: private, max-age=30 and Referrer-Policy: no-referrer.
+         */
+        get: operations["publicTrackingGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -884,15 +948,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/track/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracking page a share link opens: a map with the track, origin, destination and position, the status and ETA
+         * @description An HTML page, the same for every token, that reads GET /v1/public/tracking/{token} and refreshes it every 30 s; an unknown, expired or revoked link shows "This link has expired or is unknown". Its scripts, styles and basemap are served by the gateway under /maps/; its Content-Security-Policy allows nothing from elsewhere.
+         */
+        get: operations["trackingPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description What went wrong; it decides the status: InvalidParameter 400, MalformedRequest 400, Unauthorized 401, Forbidden 403, ShipmentNotExists 404, SetNotExists 404, ItemNotExists 404, PointOfInterestNotExists 404, DeviceNotExists 404, OperationNotExists 404, AlertNotExists 404, WebhookNotExists 404, DeliveryNotExists 404, AssignmentNotExists 404, CredentialNotExists 404, RouteNotFound 404, DeviceAlreadyAssigned 409, InvalidStateTransition 409, ShipmentClosed 409, DeviceRetired 409, DeviceAssigned 409, DuplicateSerialNumber 409, DuplicateReference 409, PointOfInterestInUse 409, OperationFinished 409, IdempotencyKeyInUse 409, WebhookLimitReached 409, DuplicateIdentifier 409, CredentialLimitReached 409, IdempotencyKeyReused 422, PreconditionFailed 412, PayloadTooLarge 413, UnsupportedMediaType 415, RateLimitExceeded 429, InternalError 500, BadGateway 502, ServiceUnavailable 503, GatewayTimeout 504.
+         * @description What went wrong; it decides the status: InvalidParameter 400, MalformedRequest 400, Unauthorized 401, Forbidden 403, ShipmentNotExists 404, SetNotExists 404, ItemNotExists 404, PointOfInterestNotExists 404, DeviceNotExists 404, OperationNotExists 404, AlertNotExists 404, WebhookNotExists 404, DeliveryNotExists 404, AssignmentNotExists 404, CredentialNotExists 404, ShareLinkNotExists 404, RouteNotFound 404, DeviceAlreadyAssigned 409, InvalidStateTransition 409, ShipmentClosed 409, DeviceRetired 409, DeviceAssigned 409, DuplicateSerialNumber 409, DuplicateReference 409, PointOfInterestInUse 409, OperationFinished 409, IdempotencyKeyInUse 409, WebhookLimitReached 409, DuplicateIdentifier 409, CredentialLimitReached 409, IdempotencyKeyReused 422, PreconditionFailed 412, PayloadTooLarge 413, UnsupportedMediaType 415, RateLimitExceeded 429, InternalError 500, BadGateway 502, ServiceUnavailable 503, GatewayTimeout 504.
          * @enum {string}
          */
-        ErrorCode: "InvalidParameter" | "MalformedRequest" | "Unauthorized" | "Forbidden" | "ShipmentNotExists" | "SetNotExists" | "ItemNotExists" | "PointOfInterestNotExists" | "DeviceNotExists" | "OperationNotExists" | "AlertNotExists" | "WebhookNotExists" | "DeliveryNotExists" | "AssignmentNotExists" | "CredentialNotExists" | "RouteNotFound" | "DeviceAlreadyAssigned" | "InvalidStateTransition" | "ShipmentClosed" | "DeviceRetired" | "DeviceAssigned" | "DuplicateSerialNumber" | "DuplicateReference" | "PointOfInterestInUse" | "OperationFinished" | "IdempotencyKeyInUse" | "WebhookLimitReached" | "DuplicateIdentifier" | "CredentialLimitReached" | "IdempotencyKeyReused" | "PreconditionFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "RateLimitExceeded" | "InternalError" | "BadGateway" | "ServiceUnavailable" | "GatewayTimeout";
+        ErrorCode: "InvalidParameter" | "MalformedRequest" | "Unauthorized" | "Forbidden" | "ShipmentNotExists" | "SetNotExists" | "ItemNotExists" | "PointOfInterestNotExists" | "DeviceNotExists" | "OperationNotExists" | "AlertNotExists" | "WebhookNotExists" | "DeliveryNotExists" | "AssignmentNotExists" | "CredentialNotExists" | "ShareLinkNotExists" | "RouteNotFound" | "DeviceAlreadyAssigned" | "InvalidStateTransition" | "ShipmentClosed" | "DeviceRetired" | "DeviceAssigned" | "DuplicateSerialNumber" | "DuplicateReference" | "PointOfInterestInUse" | "OperationFinished" | "IdempotencyKeyInUse" | "WebhookLimitReached" | "DuplicateIdentifier" | "CredentialLimitReached" | "IdempotencyKeyReused" | "PreconditionFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "RateLimitExceeded" | "InternalError" | "BadGateway" | "ServiceUnavailable" | "GatewayTimeout";
         /**
          * @description InvalidParameter: what is wrong with it.
          * @enum {string}
@@ -2469,6 +2553,142 @@ export interface components {
         VisitPageDto: {
             items: components["schemas"]["VisitDto"][];
             metadata: components["schemas"]["PageMetadataDto"];
+        };
+        CreateShareLinkDto: {
+            /**
+             * Format: date-time
+             * @description When the link stops working: in the future and at most 30 days ahead (else OutOfRange); default 7 days from now. RFC 3339 date-time with a time zone (`Z` or an offset such as `+01:00`), years 0001 to 9999 in UTC; answered in UTC with milliseconds, digits below the millisecond dropped.
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            expiresAt?: string;
+        };
+        CreatedShareLinkDto: {
+            /**
+             * Format: uuid
+             * @example 0190a4a0-8a5b-7f7e-8c4d-6e5f4a3b2c1d
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2025-11-22T08:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Set by the first DELETE; the link no longer opens.
+             * @example null
+             */
+            revokedAt: string | null;
+            /**
+             * Format: uri
+             * @description The link to give the consignee: PUBLIC_BASE_URL + /track/ + a 128-bit random token. Shown in this answer only.
+             * @example https://tracking.example.com/track/q3Zr8mVt0PjxW1bYc5LkAg
+             */
+            url: string;
+        };
+        ShareLinkDto: {
+            /**
+             * Format: uuid
+             * @example 0190a4a0-8a5b-7f7e-8c4d-6e5f4a3b2c1d
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2025-11-22T08:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Set by the first DELETE; the link no longer opens.
+             * @example null
+             */
+            revokedAt: string | null;
+        };
+        ShareLinkPageDto: {
+            items: components["schemas"]["ShareLinkDto"][];
+            metadata: components["schemas"]["PageMetadataDto"];
+        };
+        PublicLocationDto: {
+            /** @example 51.92 */
+            lat: number;
+            /** @example 4.48 */
+            lng: number;
+        };
+        PublicPlaceDto: {
+            /** @example Rotterdam DC */
+            name: string;
+            location: components["schemas"]["PublicLocationDto"];
+        };
+        PublicPositionDto: {
+            /** @example 51.92 */
+            lat: number;
+            /** @example 4.48 */
+            lng: number;
+            /**
+             * Format: date-time
+             * @description The device's clock when it measured the position.
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            recordedAt: string;
+        };
+        LineStringDto: {
+            /** @enum {string} */
+            type: "LineString";
+            /** @description [lng, lat] pairs (RFC 7946), oldest first. */
+            coordinates: number[][];
+        };
+        PublicVisitDto: {
+            /**
+             * @description The name of the point of interest.
+             * @example Rotterdam DC
+             */
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            arrivedAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            departedAt: string | null;
+        };
+        PublicTrackingDto: {
+            /** @example Rotterdam to Lyon */
+            name: string;
+            /**
+             * @description Planned, InTransit, Delivered, Completed or Cancelled.
+             * @example InTransit
+             */
+            status: string;
+            origin: components["schemas"]["PublicPlaceDto"] | null;
+            destination: components["schemas"]["PublicPlaceDto"] | null;
+            lastPosition: components["schemas"]["PublicPositionDto"] | null;
+            /** @description The shipment's estimated arrival exactly as GET /shipments/{id} shows it; null when it has none. */
+            eta: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Every position of the shipment's devices in recordedAt order, simplified to at most 500 points; null with fewer than 2. */
+            track: components["schemas"]["LineStringDto"] | null;
+            /** @description Stays at points of interest (the newest 100), in arrival order. */
+            visits: components["schemas"]["PublicVisitDto"][];
+            /**
+             * Format: date-time
+             * @description When anything shown here last changed, positions included.
+             * @example 2025-11-29T08:30:00.000Z
+             */
+            updatedAt: string;
         };
         /** @description The envelope of a 401: code and message only. */
         UnauthorizedErrorEnvelope: {
@@ -8816,6 +9036,351 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    shareLinksList: {
+        parameters: {
+            query?: {
+                /** @description metadata.nextCursor of the previous page, unchanged, with the same filters; left out for the first page. Opaque. */
+                cursor?: string;
+                /** @description Records per page, 1 to 100 (OutOfRange otherwise), written as a plain integer (InvalidFormat otherwise). */
+                limit?: number;
+                /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
+                includeTotal?: boolean;
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                /** @description A shipment of the account. */
+                shipmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The links under `items`, next to `metadata`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkPageDto"];
+                };
+            };
+            /** @description InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description ShipmentNotExists: unknown id, not a UUID, or another account's shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    shareLinksCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request within 24 h replays the first response; with another request, 422 IdempotencyKeyReused; while the first runs, 409 IdempotencyKeyInUse. Keys belong to the application. Out of 1..255 characters or not visible ASCII: 400 InvalidParameter (field Idempotency-Key). An application holding too many keys, or too many bytes of stored responses: 429 (details.policy idempotency-keys or idempotency-bytes).
+                 * @example order-4711-create
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                /** @description A shipment of the account. */
+                shipmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateShareLinkDto"];
+            };
+        };
+        responses: {
+            /** @description The link with its `url`, shown only here (`Cache-Control: no-store`). */
+            201: {
+                headers: {
+                    /** @description `no-store`: the answer carries the link. */
+                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Stored": components["headers"]["Idempotent-Stored"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedShareLinkDto"];
+                };
+            };
+            /** @description InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description ShipmentNotExists: unknown id, not a UUID, or another account's shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    shareLinksDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description An account of the token's tenant that the application has a role on: 400 InvalidParameter (AccountNotFound) when it does not exist or belongs to another tenant, 403 Forbidden without a role that allows the call. */
+                accountId: string;
+                /** @description A shipment of the account. */
+                shipmentId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the link stays listed with its revokedAt. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidParameter (a field, or accountId: AccountNotFound) or MalformedRequest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the application has no such permission on the account. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description ShipmentNotExists: unknown id, not a UUID, or another account's shipment. Then ShareLinkNotExists: unknown id, not a UUID, or a link of another shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    publicTrackingGet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The last path segment of the link’s url (22 characters of base64url). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The view. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicTrackingDto"];
+                };
+            };
+            /** @description InvalidParameter: any query parameter (UnknownField); the route takes none. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description ShareLinkNotExists: the same answer for an unknown, malformed, expired or revoked token and for a shipment deleted since. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description RateLimitExceeded with Retry-After (details.policy public-tracking, or track-reads). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
     openApiDocument: {
         parameters: {
             query?: never;
@@ -8896,6 +9461,36 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    trackingPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                token: string;
+            };
             cookie?: never;
         };
         requestBody?: never;

@@ -14,6 +14,8 @@ import { type Policy, RateLimitPolicies } from './rate-limit.policies.js';
 import { RateLimiter } from './rate-limiter.service.js';
 
 const TOKEN_ROUTE = '/v1/applications/token';
+/** The share links' public view (docs/share-links.md). */
+export const PUBLIC_TRACKING_ROUTE = '/v1/public/tracking/:token';
 /**
  * How long a token request waits for pending attempts of its failure buckets to settle before it is
  * refused: longer than a full hashing queue takes to drain on a busy machine (16 waiting hashes of about
@@ -40,6 +42,8 @@ interface Counted {
  *   Attempts still running count as possible failures (`PendingAttempts`); a request that finds no room
  *   only because of them waits for their answers rather than being refused for failures that may never
  *   happen (24 good clients started at once got 429s naming `token-failures`: issue 32);
+ * - `GET /v1/public/tracking/{token}` counts against the client address under its own policy
+ *   (`public-tracking`): a consignee's page polls it, and a flood of guessed tokens stops here;
  * - any other request counts against the client address (`address`);
  * - `/health/live` is not limited (it costs nothing); `/health/ready` is, as any other route: it checks
  *   the databases, NATS and Redis, and probes use the ops port's own.
@@ -77,6 +81,9 @@ export class RateLimitHooks {
     let refused: boolean;
     if (isTokenRoute(request)) {
       refused = await this.count(request, reply, this.policies.tokenAddress(), address);
+    } else if (request.routeOptions.url === PUBLIC_TRACKING_ROUTE) {
+      // Read without a token, whatever the request carries: counted per address under its own policy.
+      refused = await this.count(request, reply, this.policies.publicTracking(), address);
     } else {
       const principal = await this.authenticator.principalOf(request, reply);
       if (principal) refused = await this.count(request, reply, this.policies.application(principal.tenantId), principal.applicationId);

@@ -4,7 +4,7 @@ import { GATEWAY_CONFIG } from '../../tokens.js';
 import type { RateLimit } from '@tracking/rate-limit';
 
 /** The names of the policies, as they appear in the RateLimit headers and 429 details. */
-export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address' | 'readings';
+export type PolicyName = 'application' | 'address' | 'token-failures' | 'token-address' | 'readings' | 'public-tracking';
 
 export interface Policy {
   name: PolicyName;
@@ -35,6 +35,11 @@ export class RateLimitPolicies {
   readings(tenantId: string): Policy {
     const limit = this.config.RATE_LIMIT_TENANT_OVERRIDES.get(tenantId.toLowerCase())?.readings;
     return { name: 'readings', limit: limit ?? this.config.RATE_LIMIT_READINGS };
+  }
+
+  /** The share links' public view, per client address (instead of `address`). */
+  publicTracking(): Policy {
+    return { name: 'public-tracking', limit: this.config.RATE_LIMIT_PUBLIC_TRACKING };
   }
 
   tokenAddress(): Policy {
