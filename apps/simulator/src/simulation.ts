@@ -68,8 +68,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   if (!(scale > 0)) throw new RangeError('timeScale must be above 0');
   const interval = options.readingIntervalSeconds ?? 3;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const senders = options.senders && options.senders.length > 0 ? options.senders : [new JsonApiSender(account)];
-  const senderOf = (index: number) => senders[Math.min(index, senders.length - 1)]!;
+  const jsonApi = new JsonApiSender(account);
+  const senderOf = (index: number): ReadingSender => options.senders?.[index] ?? options.senders?.at(-1) ?? jsonApi;
   const stamp = new Date().toISOString().slice(11, 19);
   const trips: RunningTrip[] = [];
   // Filled as each shipment is created: its first events may arrive before its trip is ready.
