@@ -215,13 +215,6 @@ export class TeltonikaSender implements ReadingSender {
   }
 
   async send(device: SimulatedDevice, readings: readonly SimulatedReading[]): Promise<void> {
-    let connection = this.connections.get(device.id);
-    if (!connection) {
-      connection = TeltonikaConnection.open(this.host, this.port, credentialOf(device, 'Teltonika').identifier);
-      this.connections.set(device.id, connection);
-      // A refused handshake must not stay cached: the next tick tries again (and fails again, loudly).
-      connection.catch(() => this.connections.delete(device.id));
-    }
     const records = readings.map((reading): AvlRecord => ({
       timestamp: reading.recordedAt.getTime(),
       priority: 0,
@@ -238,7 +231,27 @@ export class TeltonikaSender implements ReadingSender {
         { id: IO_DALLAS_TEMPERATURE_1, size: 4, value: Math.round(reading.temperatureC * 10) },
       ],
     }));
-    await (await connection).exchange(encodeCodec8Packet(records), records.length);
+    const packet = encodeCodec8Packet(records);
+    try {
+      await (await this.connectionOf(device)).exchange(packet, records.length);
+    } catch (error) {
+      if (error instanceof TeltonikaRefusal) throw error;
+      // As a tracker does when its connection dropped or the acknowledgement never came: reconnect and
+      // send the same records again (those stored the first time come back as duplicates, nothing twice).
+      await (await this.connectionOf(device)).exchange(packet, records.length);
+    }
+  }
+
+  private connectionOf(device: SimulatedDevice): Promise<TeltonikaConnection> {
+    let connection = this.connections.get(device.id);
+    if (!connection) {
+      const opened = TeltonikaConnection.open(this.host, this.port, credentialOf(device, 'Teltonika').identifier, () => {
+        if (this.connections.get(device.id) === opened) this.connections.delete(device.id);
+      });
+      connection = opened;
+      this.connections.set(device.id, connection);
+    }
+    return connection;
   }
 
   async close(): Promise<void> {
@@ -248,13 +261,19 @@ export class TeltonikaSender implements ReadingSender {
   }
 }
 
+/** The gateway answered the handshake or a packet in a way a resend cannot change. */
+class TeltonikaRefusal extends Error {}
+
 /** One tracker's TCP connection: bytes come in, and each exchange waits for the number of bytes it expects. */
 class TeltonikaConnection {
   private buffered = Buffer.alloc(0);
   private waiting: { bytes: number; resolve: (bytes: Buffer) => void; reject: (error: Error) => void } | undefined;
   private failure: Error | undefined;
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly onFailure: () => void,
+  ) {
     socket.on('data', (chunk: Buffer) => {
       this.buffered = Buffer.concat([this.buffered, chunk]);
       this.deliver();
@@ -263,14 +282,15 @@ class TeltonikaConnection {
     socket.on('close', () => this.fail(new Error('the device gateway closed the Teltonika connection')));
   }
 
-  static async open(host: string, port: number, imei: string): Promise<TeltonikaConnection> {
+  /** Connects and sends the handshake; `onFailure` hears once that the connection is no longer usable. */
+  static async open(host: string, port: number, imei: string, onFailure: () => void): Promise<TeltonikaConnection> {
     const socket = connectTcp({ host, port });
-    const connection = new TeltonikaConnection(socket);
+    const connection = new TeltonikaConnection(socket, onFailure);
     socket.write(encodeHandshake(imei));
     const answer = await connection.read(1);
     if (answer[0] !== 0x01) {
       connection.close();
-      throw new Error(`the device gateway refused IMEI ${imei} (answered ${answer.toString('hex')})`);
+      throw new TeltonikaRefusal(`the device gateway refused IMEI ${imei} (answered ${answer.toString('hex')})`);
     }
     return connection;
   }
@@ -279,11 +299,11 @@ class TeltonikaConnection {
   async exchange(packet: Buffer, records: number): Promise<void> {
     this.socket.write(packet);
     const ack = (await this.read(4)).readUInt32BE(0);
-    if (ack !== records) throw new Error(`the device gateway acknowledged ${ack} records of ${records}`);
+    if (ack !== records) throw new TeltonikaRefusal(`the device gateway acknowledged ${ack} records of ${records}`);
   }
 
   close(): void {
-    this.socket.destroy();
+    this.fail(new Error('closed'));
   }
 
   private read(bytes: number): Promise<Buffer> {
@@ -309,6 +329,7 @@ class TeltonikaConnection {
   }
 
   private fail(error: Error): void {
+    if (this.failure === undefined) this.onFailure();
     this.failure ??= error;
     const waiting = this.waiting;
     this.waiting = undefined;

@@ -1,4 +1,4 @@
-import type { Account, Alert, Visit } from '@tracking/sdk';
+import { type Account, type Alert, TrackingApiError, type Visit } from '@tracking/sdk';
 import { JsonApiSender, type ReadingSender, type SimulatedDevice, type SimulatedReading } from './senders.js';
 import { DWELL_SECONDS, MAX_TEMPERATURE_C, PHASES, TRIP_SECONDS, TRIPS, type TripPlan, tripStateAt } from './trips.js';
 import { type Delivery, WebhookReceiver } from './webhook-receiver.js';
@@ -153,8 +153,16 @@ async function prepare(
   await account.sets.assignDevice(shipment.id, set.id, device.id, { signal });
   const simulated: SimulatedDevice = { id: device.id, serialNumber: device.serialNumber, needsTemperature: plan.excursion };
   if (sender.credentialProtocol) {
-    const identifier = sender.identifierFor?.(simulated);
-    const credential = await account.devices.createCredential(device.id, { protocol: sender.credentialProtocol, ...(identifier === undefined ? {} : { identifier }) }, { signal });
+    const protocol = sender.credentialProtocol;
+    const create = () => {
+      const identifier = sender.identifierFor?.(simulated);
+      return account.devices.createCredential(device.id, { protocol, ...(identifier === undefined ? {} : { identifier }) }, { signal });
+    };
+    // A made-up identifier (an IMEI) may, rarely, be another device's: a new one is drawn once.
+    const credential = await create().catch((error: unknown) => {
+      if (error instanceof TrackingApiError && error.code === 'DuplicateIdentifier' && sender.identifierFor) return create();
+      throw error;
+    });
     simulated.credential = { id: credential.id, identifier: credential.identifier, ...(credential.secret === undefined ? {} : { secret: credential.secret }) };
   }
   return {
