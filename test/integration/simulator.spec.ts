@@ -1,4 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Account, TrackingClient } from '@tracking/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +14,7 @@ import { MAX_TEMPERATURE_C, TRIPS } from '../../apps/simulator/src/trips.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { eventually } from '../support/eventually.js';
-import { killServices, spawnService } from '../support/processes.js';
+import { freePort, killServices, spawnService } from '../support/processes.js';
 import { TestStack } from '../support/stack.js';
 
 const run = promisify(execFile);
@@ -208,6 +211,47 @@ describe('the simulator', () => {
     const client = new TrackingClient({ baseUrl: stack.baseUrl, tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret });
     await expect(simulate({ account: client.account(tenant.accountIds[0]!), timeScale: 0, log: () => undefined })).rejects.toThrow(/timeScale/);
   });
+
+  it('npm run simulate falls back, saying so, from a protocol whose port does not answer; Ctrl-C stops it and deletes its webhook', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'simulate-'));
+    const credentials = join(dir, 'demo-credentials.json');
+    await writeFile(credentials, JSON.stringify({ tenantId: tenant.tenantId, applicationId: tenant.applicationId, applicationSecret: tenant.applicationSecret, accountId: tenant.accountIds[0] }));
+    const closed = await freePort();
+    const child = spawn(
+      process.execPath,
+      ['apps/simulator/dist/main.js', '--base-url', stack.baseUrl, '--credentials', credentials, '--time-scale', '4', '--device-http-port', String(address.httpPort), '--device-mqtt-port', String(closed), '--device-teltonika-port', String(address.teltonikaPort)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await eventually(
+      () => Promise.resolve(stdout),
+      (text) => text.includes('Driving in'),
+      'the drive starts',
+      30000,
+    );
+    child.kill('SIGINT');
+    expect(await exited).toBe(1);
+    expect(stdout).toContain(`Trip 1: nothing accepts MQTT on 127.0.0.1:${closed} (is the device gateway running, with that listener?); it goes over HTTP instead.`);
+    // The cold-chain trip over HTTP goes as device JSON (OsmAnd has no temperature); the others as asked.
+    expect(stdout).toMatch(/"Rotterdam[^"]*": .* over HTTP, device JSON POST \/v1\/readings \(OsmAnd has no temperature\), credential Http/);
+    expect(stdout).toMatch(/"Antwerp[^"]*": .* over HTTP, OsmAnd protocol, credential Http/);
+    expect(stdout).toMatch(/"Hamburg[^"]*": .* over Teltonika, credential Teltonika/);
+    expect(stderr).toContain('Interrupted; the webhook it made is deleted.');
+    const webhookId = /Webhook (\S+) sends every event/.exec(stdout)?.[1];
+    expect(webhookId, stdout).toBeDefined();
+    expect((await stack.request('GET', `/v1/accounts/${tenant.accountIds[0]}/webhooks/${webhookId}`, { token: tenant.token })).status).toBe(404);
+    // And the trackers' credentials with it.
+    const serials = [...stdout.matchAll(/tracker (SIM-\S+) over/g)].map((match) => match[1]!);
+    expect(serials).toHaveLength(TRIPS.length);
+    for (const serialNumber of serials) {
+      const [device] = await account.devices.list({ serialNumber }).toArray();
+      expect(await account.devices.credentials(device!.id).toArray()).toEqual([]);
+    }
+  }, 60000);
 
   it('npm run simulate says what is missing or wrong: no credentials from npm start, a bad time scale, protocols or port', async () => {
     const missing = await run(process.execPath, ['apps/simulator/dist/main.js', '--credentials', '/nonexistent/demo-credentials.json']).catch((error: { code: number; stderr: string }) => error);
