@@ -181,6 +181,15 @@ describe('the simulator', () => {
       await sender.send(tracker, [reading(3, 5.5)]);
       // The PUBACK came: the reading is stored by then, not eventually.
       expect((await readingsOf(tracker.id)).map((stored) => stored.temperatureC)).toEqual([5.5]);
+      // A refused reading is acknowledged (it is settled); what was refused comes on the rejected topic, and the next send says it.
+      await sender.send(tracker, [reading(2, 1000)]);
+      const said = await eventually(
+        () => sender.send(tracker, [reading(1, 5.5)]).then(() => 'sent', (error: Error) => error.message),
+        (outcome) => outcome !== 'sent',
+        'the refusal is reported',
+      );
+      expect(said).toMatch(/refused readings of SIM-TEST-Mqtt-\d+: .*temperatureC","issue":"OutOfRange"/);
+      expect((await readingsOf(tracker.id)).map((stored) => stored.temperatureC)).not.toContain(1000);
       const other = await trackerWith('Mqtt', true);
       await expect(sender.send({ ...other, credential: { ...other.credential!, secret: 'dvs_wrong' } }, [reading(1, 4)])).rejects.toThrow(/bad user name or password/i);
     } finally {

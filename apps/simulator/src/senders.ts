@@ -149,18 +149,25 @@ export class HttpSender implements ReadingSender {
  * The device gateway's MQTT listener (docs/protocols/mqtt.md): one MQTT 5 connection per device (user
  * name the credential's identifier, password its secret), readings published as JSON at QoS 1 on
  * `devices/{identifier}/readings`. `send` resolves on the PUBACK, which the gateway sends only once the
- * readings are committed; a PUBACK with a failure reason (quota, payload) rejects.
+ * readings are committed; a PUBACK with a failure reason (quota, payload) rejects. A PUBACK does not say
+ * that a reading was refused (the gateway publishes that on `devices/{identifier}/rejected`, which each
+ * connection subscribes to): the device's next `send` rejects with what was refused, as the JSON and
+ * HTTP senders reject on refused readings.
  */
 export class MqttSender implements ReadingSender {
   readonly protocol = 'MQTT';
   readonly credentialProtocol = 'Mqtt';
   private readonly clients = new Map<string, Promise<MqttClient>>();
+  /** What the gateway said it refused, per device, not yet reported. */
+  private readonly refused = new Map<string, string[]>();
 
   /** `url`: the device gateway's MQTT listener, e.g. `mqtt://127.0.0.1:1884`. */
   constructor(private readonly url: string) {}
 
   async send(device: SimulatedDevice, readings: readonly SimulatedReading[]): Promise<void> {
     const client = await this.clientOf(device);
+    const refused = this.refused.get(device.id);
+    if (refused && refused.length > 0) throw new Error(`the device gateway refused readings of ${device.serialNumber}: ${refused.join('; ')}`);
     const { identifier } = credentialOf(device, 'Mqtt');
     await client.publishAsync(`devices/${identifier}/readings`, JSON.stringify({ readings: readings.map((reading) => deviceJson(reading)) }), { qos: 1 });
   }
@@ -175,7 +182,7 @@ export class MqttSender implements ReadingSender {
     let client = this.clients.get(device.id);
     if (!client) {
       const { identifier, secret } = credentialOf(device, 'Mqtt');
-      client = mqtt.connectAsync(this.url, {
+      const connected = mqtt.connectAsync(this.url, {
         protocolVersion: 5,
         username: identifier,
         password: secret,
@@ -185,6 +192,15 @@ export class MqttSender implements ReadingSender {
         reconnectPeriod: 1000,
         // The first connection must succeed as it is: a refused CONNECT (a bad secret) rejects instead of retrying.
       }, false);
+      client = connected.then(async (connection) => {
+        connection.on('message', (_topic, payload) => {
+          const list = this.refused.get(device.id) ?? [];
+          list.push(payload.toString('utf8'));
+          this.refused.set(device.id, list);
+        });
+        await connection.subscribeAsync(`devices/${identifier}/rejected`, { qos: 0 });
+        return connection;
+      });
       this.clients.set(device.id, client);
     }
     return client;
