@@ -144,6 +144,23 @@ describe('the SDK against the real stack', () => {
       await account.devices.retire(device.id);
       expect((await account.devices.get(device.id)).status).toBe('Retired');
     });
+
+    it('creates, lists and deletes device credentials: the secret only in the create answer, errors with their codes', async () => {
+      const { account } = clientFor(stack, tenant);
+      const device = await account.devices.create({ serialNumber: `SN-${randomUUID()}`, model: 'T4' });
+      const mqtt = await account.devices.createCredential(device.id, { protocol: 'Mqtt', identifier: `sdk-${device.id.slice(-12)}` });
+      expect(mqtt).toMatchObject({ id: expect.stringMatching(UUID), deviceId: device.id, protocol: 'Mqtt', identifier: `sdk-${device.id.slice(-12)}`, secret: expect.stringMatching(/^dvs_/) });
+      const http = await account.devices.createCredential(device.id, { protocol: 'Http' });
+      expect(http).toMatchObject({ protocol: 'Http', identifier: device.id });
+      const listed = await account.devices.credentials(device.id).toArray();
+      expect(listed.map(({ id }) => id)).toEqual([mqtt.id, http.id]);
+      expect(listed.every((credential) => !('secret' in credential))).toBe(true);
+      await account.devices.deleteCredential(device.id, mqtt.id);
+      expect((await account.devices.credentials(device.id).toArray()).map(({ id }) => id)).toEqual([http.id]);
+      expect(await rejectionOf(() => account.devices.deleteCredential(device.id, mqtt.id))).toMatchObject({ status: 404, code: 'CredentialNotExists' });
+      expect(await rejectionOf(() => account.devices.createCredential(device.id, { protocol: 'Teltonika' }))).toMatchObject({ status: 400, code: 'InvalidParameter' });
+      expect(await rejectionOf(() => account.devices.createCredential(randomUUID(), { protocol: 'Http' }))).toMatchObject({ status: 404, code: 'DeviceNotExists' });
+    });
   });
 
   describe('auto-paging', () => {

@@ -1,4 +1,4 @@
-import type { Account, Alert, Visit } from '@tracking/sdk';
+import { type Account, type Alert, TrackingApiError, type Visit } from '@tracking/sdk';
 import { JsonApiSender, type ReadingSender, type SimulatedDevice, type SimulatedReading } from './senders.js';
 import { DWELL_SECONDS, MAX_TEMPERATURE_C, PHASES, TRIP_SECONDS, TRIPS, type TripPlan, tripStateAt } from './trips.js';
 import { type Delivery, WebhookReceiver } from './webhook-receiver.js';
@@ -10,8 +10,11 @@ export interface SimulationOptions {
   timeScale?: number;
   /** Simulated seconds between two readings of a tracker (default 3). */
   readingIntervalSeconds?: number;
-  /** How readings reach the system (default the JSON API). */
-  sender?: ReadingSender;
+  /**
+   * How readings reach the system, one sender per trip in the order of `TRIPS` (the last one serves the
+   * trips after it); default the JSON API for every trip. Several trips may share a sender.
+   */
+  senders?: readonly ReadingSender[];
   /** Where the webhook receiver listens (default 127.0.0.1, a free port); the services must be allowed to reach it. */
   receiverHost?: string;
   receiverPort?: number;
@@ -49,6 +52,7 @@ interface RunningTrip {
   destinationId: string;
   readingsSent: number;
   battery: number;
+  sender: ReadingSender;
 }
 
 /**
@@ -64,7 +68,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   if (!(scale > 0)) throw new RangeError('timeScale must be above 0');
   const interval = options.readingIntervalSeconds ?? 3;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const sender = options.sender ?? new JsonApiSender(account);
+  const jsonApi = new JsonApiSender(account);
+  const senderOf = (index: number): ReadingSender => options.senders?.[index] ?? options.senders?.at(-1) ?? jsonApi;
   const stamp = new Date().toISOString().slice(11, 19);
   const trips: RunningTrip[] = [];
   // Filled as each shipment is created: its first events may arrive before its trip is ready.
@@ -80,16 +85,18 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     // Scaled, so that what happens in event time keeps its proportions: the truck still parks for longer than the dwell.
     const dwellSeconds = Math.max(1, Math.ceil(DWELL_SECONDS / scale));
     for (const [index, plan] of TRIPS.entries()) {
-      trips.push(await prepare(account, plan, `${stamp}-${index + 1}`, dwellSeconds, (id) => names.set(id, plan.name), signal));
+      trips.push(await prepare(account, plan, senderOf(index), `${stamp}-${index + 1}`, dwellSeconds, (id) => names.set(id, plan.name), signal));
     }
     for (const trip of trips) {
-      log(`Trip "${trip.plan.name}": shipment ${trip.shipmentId}, tracker ${trip.device.serialNumber} (${sender.protocol})` + (trip.plan.excursion ? `, cold chain (max ${MAX_TEMPERATURE_C} °C)` : ''));
+      const via = trip.sender.describe?.(trip.device) ?? trip.sender.protocol;
+      const credential = trip.device.credential ? `, credential ${trip.sender.credentialProtocol} "${trip.device.credential.identifier}"` : '';
+      log(`Trip "${trip.plan.name}": shipment ${trip.shipmentId}, tracker ${trip.device.serialNumber} over ${via}${credential}` + (trip.plan.excursion ? `, cold chain (max ${MAX_TEMPERATURE_C} °C)` : ''));
     }
     log(
       `Driving in ${scale === 1 ? 'real time' : `${scale}x real time`}: ${PHASES.atOrigin} s loading, ${PHASES.driving} s on the road, ${PHASES.atDestination} s unloading; ` +
         `a reading every ${interval} s; arrivals and departures count after ${dwellSeconds} s inside or outside a place.`,
     );
-    await drive(trips, sender, { scale, interval, log, signal });
+    await drive(trips, { scale, interval, log, signal });
     log('Trips done; waiting for the last decisions (the arrivals, the alerts closing)...');
     const reports = await settle(account, trips, options.settleTimeoutMs ?? 90000, signal);
     for (const report of reports) log(summary(report));
@@ -100,13 +107,21 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     // The receiver goes away with this process: a webhook left behind would be retried for days.
     await account.webhooks.delete(webhook.id).catch((error: unknown) => log(`Could not delete webhook ${webhook.id}: ${String(error)}`));
     await receiver.close();
-    await sender.close();
+    for (const sender of new Set(trips.map((trip) => trip.sender))) {
+      await sender.close().catch((error: unknown) => log(`Could not close the ${sender.protocol} sender: ${String(error)}`));
+    }
+    // The trackers are simulated: their credentials go with the run, so no secret outlives it.
+    for (const { device } of trips) {
+      if (!device.credential) continue;
+      await account.devices.deleteCredential(device.id, device.credential.id).catch((error: unknown) => log(`Could not delete credential ${device.credential?.id}: ${String(error)}`));
+    }
   }
 }
 
 async function prepare(
   account: Account,
   plan: TripPlan,
+  sender: ReadingSender,
   tag: string,
   dwellSeconds: number,
   onShipment: (shipmentId: string) => void,
@@ -136,10 +151,25 @@ async function prepare(
   const set = await account.sets.create(shipment.id, { name: 'Pallets', kind: 'Pallet' }, { signal });
   const device = await account.devices.create({ serialNumber: `SIM-${tag}`, model: 'Simulated GPS and temperature tracker' }, { signal });
   await account.sets.assignDevice(shipment.id, set.id, device.id, { signal });
+  const simulated: SimulatedDevice = { id: device.id, serialNumber: device.serialNumber, needsTemperature: plan.excursion };
+  if (sender.credentialProtocol) {
+    const protocol = sender.credentialProtocol;
+    const create = () => {
+      const identifier = sender.identifierFor?.(simulated);
+      return account.devices.createCredential(device.id, { protocol, ...(identifier === undefined ? {} : { identifier }) }, { signal });
+    };
+    // A made-up identifier (an IMEI) may, rarely, be another device's: a new one is drawn once.
+    const credential = await create().catch((error: unknown) => {
+      if (error instanceof TrackingApiError && error.code === 'DuplicateIdentifier' && sender.identifierFor) return create();
+      throw error;
+    });
+    simulated.credential = { id: credential.id, identifier: credential.identifier, ...(credential.secret === undefined ? {} : { secret: credential.secret }) };
+  }
   return {
     plan,
+    sender,
     shipmentId: shipment.id,
-    device: { id: device.id, serialNumber: device.serialNumber },
+    device: simulated,
     originId: origin.id,
     destinationId: destination.id,
     readingsSent: 0,
@@ -150,7 +180,6 @@ async function prepare(
 /** Sends each trip's readings tick by tick, on a schedule kept against the clock (a slow send does not shift the rest). */
 async function drive(
   trips: RunningTrip[],
-  sender: ReadingSender,
   run: { scale: number; interval: number; log: (line: string) => void; signal: AbortSignal | undefined },
 ): Promise<void> {
   const started = Date.now();
@@ -174,9 +203,10 @@ async function drive(
           accuracyMeters: Math.round(4 + Math.random() * 6),
           temperatureC: state.temperatureC,
           batteryPercent: Math.round(trip.battery * 10) / 10,
-          speedKmh: 0,
+          speedMps: state.speedMps,
+          headingDegrees: state.headingDegrees,
         };
-        await sender.send(trip.device, [reading]);
+        await trip.sender.send(trip.device, [reading]);
         trip.readingsSent++;
         next.set(trip, state.phase);
         const phaseChanged = lastPhase.get(trip) !== state.phase;

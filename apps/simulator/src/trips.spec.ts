@@ -22,6 +22,18 @@ describe.each(TRIPS.map((trip) => [trip.name, trip] as const))('the demo trip %s
     expect(averageKmh).toBeLessThan(80);
   });
 
+  it('moves at the speed its positions say, along the road, and stands still while parked', () => {
+    for (let t = PHASES.atOrigin + 1; t < PHASES.atOrigin + PHASES.driving - 1; t++) {
+      const travelled = distanceMeters([at(t).lat, at(t).lng], [at(t + 1).lat, at(t + 1).lng]);
+      // Speed sampled at t against the distance covered over the next second (positions are along straight legs).
+      expect(Math.abs(at(t).speedMps - travelled)).toBeLessThan(1);
+      expect(at(t).headingDegrees).toBeGreaterThanOrEqual(0);
+      expect(at(t).headingDegrees).toBeLessThan(360);
+    }
+    expect(at(0).speedMps).toBe(0);
+    expect(at(TRIP_SECONDS).speedMps).toBe(0);
+  });
+
   it(trip.excursion ? 'goes above the cold-chain limit once, on the road, and comes back' : 'stays within the cold-chain limit', () => {
     const above = everySecond.filter((t) => at(t).temperatureC > MAX_TEMPERATURE_C);
     if (!trip.excursion) {

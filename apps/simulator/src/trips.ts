@@ -1,6 +1,6 @@
 /**
  * The demo trips: short real-looking drives between two places, planned in simulated seconds. Each is a
- * polyline along roads (`[lat, lng]`), about 2.5 km, which a truck at city speeds drives in about two
+ * polyline along roads (`[lat, lng]`), 1.7 to 2.5 km, which a truck at city speeds drives in about two
  * minutes, so that a newcomer sees the whole trip (arrival at the origin, departure, the drive, arrival at
  * the destination) within about three.
  */
@@ -73,6 +73,20 @@ export const TRIPS: readonly TripPlan[] = [
     ],
     excursion: false,
   },
+  {
+    name: 'Hamburg: Speicherstadt warehouse to Hammerbrook customer',
+    origin: { name: 'Speicherstadt warehouse', kind: 'Warehouse', lat: 53.5443, lng: 9.9866, radiusMeters: 120 },
+    destination: { name: 'Hammerbrook customer', kind: 'Customer', lat: 53.546, lng: 10.012, radiusMeters: 120 },
+    route: [
+      [53.5443, 9.9866],
+      [53.5449, 9.992],
+      [53.5452, 9.9975],
+      [53.545, 10.003],
+      [53.5455, 10.0075],
+      [53.546, 10.012],
+    ],
+    excursion: false,
+  },
 ];
 
 export interface TripState {
@@ -82,6 +96,9 @@ export interface TripState {
   /** Metres along the route, and the route's length. */
   travelledMeters: number;
   routeMeters: number;
+  /** Ground speed, and the heading of the road at that point (degrees clockwise from north). */
+  speedMps: number;
+  headingDegrees: number;
   phase: 'atOrigin' | 'driving' | 'atDestination';
 }
 
@@ -93,10 +110,13 @@ export function tripStateAt(trip: TripPlan, t: number): TripState {
   const driveEnd = driveStart + PHASES.driving;
   const phase = t < driveStart ? 'atOrigin' : t < driveEnd ? 'driving' : 'atDestination';
   // Smooth start and stop (half a sine of acceleration), constant speed between.
-  const progress = phase === 'atOrigin' ? 0 : phase === 'atDestination' ? 1 : (1 - Math.cos((Math.PI * (t - driveStart)) / PHASES.driving)) / 2;
+  const angle = (Math.PI * (t - driveStart)) / PHASES.driving;
+  const progress = phase === 'atOrigin' ? 0 : phase === 'atDestination' ? 1 : (1 - Math.cos(angle)) / 2;
   const travelledMeters = progress * routeMeters;
-  const [lat, lng] = pointAlong(legs, travelledMeters);
-  return { lat, lng, temperatureC: temperatureAt(trip, t), travelledMeters, routeMeters, phase };
+  // The derivative of the progress above, in metres per second.
+  const speedMps = phase === 'driving' ? round(((routeMeters * Math.PI) / (2 * PHASES.driving)) * Math.sin(angle), 2) : 0;
+  const [lat, lng, leg] = pointAlong(legs, travelledMeters);
+  return { lat, lng, temperatureC: temperatureAt(trip, t), travelledMeters, routeMeters, speedMps, headingDegrees: Math.round(bearingDegrees(leg.from, leg.to)), phase };
 }
 
 function temperatureAt(trip: TripPlan, t: number): number {
@@ -117,12 +137,13 @@ function legsOf(route: TripPlan['route']): Leg[] {
   });
 }
 
-function pointAlong(legs: Leg[], meters: number): [number, number] {
+function pointAlong(legs: Leg[], meters: number): [number, number, Leg] {
   let left = meters;
-  for (const [i, { from, to, meters: length }] of legs.entries()) {
+  for (const [i, leg] of legs.entries()) {
+    const { from, to, meters: length } = leg;
     if (left <= length || i === legs.length - 1) {
       const f = length === 0 ? 0 : Math.min(1, left / length);
-      return [from[0] + (to[0] - from[0]) * f, from[1] + (to[1] - from[1]) * f];
+      return [from[0] + (to[0] - from[0]) * f, from[1] + (to[1] - from[1]) * f, leg];
     }
     left -= length;
   }
@@ -136,6 +157,14 @@ export function distanceMeters(a: readonly [number, number], b: readonly [number
   const dLng = (b[1] - a[1]) * rad;
   const h = Math.sin(dLat / 2) ** 2 + Math.cos(a[0] * rad) * Math.cos(b[0] * rad) * Math.sin(dLng / 2) ** 2;
   return 2 * 6371008.8 * Math.asin(Math.sqrt(h));
+}
+
+/** Initial great-circle bearing from `a` to `b`, 0..360 degrees clockwise from north. */
+function bearingDegrees(a: readonly [number, number], b: readonly [number, number]): number {
+  const rad = Math.PI / 180;
+  const y = Math.sin((b[1] - a[1]) * rad) * Math.cos(b[0] * rad);
+  const x = Math.cos(a[0] * rad) * Math.sin(b[0] * rad) - Math.sin(a[0] * rad) * Math.cos(b[0] * rad) * Math.cos((b[1] - a[1]) * rad);
+  return ((Math.atan2(y, x) / rad) % 360 + 360) % 360;
 }
 
 function round(value: number, digits: number): number {

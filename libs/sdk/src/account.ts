@@ -233,6 +233,24 @@ export class Devices extends Crud<T.Device, T.CreateDevice, T.UpdateDevice, T.De
   bulkRetire(deviceIds: string[], options?: PostOptions): Promise<T.Operation> {
     return this.calls.json('POST', '/devices/bulk-retire', { deviceIds }, options);
   }
+
+  /**
+   * A credential a tracker proves itself with to the device gateway (`Mqtt`, `Http`: the answer's `secret`,
+   * shown only here; `Teltonika`: the IMEI as `identifier`, no secret).
+   */
+  createCredential(deviceId: string, body: T.CreateCredential, options?: PostOptions): Promise<T.CredentialWithSecret> {
+    return this.calls.json('POST', `/devices/${e(deviceId)}/credentials`, body, options);
+  }
+
+  /** The device's credentials, never a secret. */
+  credentials(deviceId: string, query?: PageQuery, options?: CallOptions): Listing<T.Credential> {
+    return this.calls.list(`/devices/${e(deviceId)}/credentials`, 'credentials', query, options);
+  }
+
+  /** Refuses the credential at once; connections that used it are closed within a minute. */
+  async deleteCredential(deviceId: string, credentialId: string, options?: ConditionalOptions): Promise<void> {
+    await this.calls.action('DELETE', `/devices/${e(deviceId)}/credentials/${e(credentialId)}`, options);
+  }
 }
 
 export interface WaitOptions extends CallOptions {

@@ -34,6 +34,11 @@ export type CreateDevice = Schemas['CreateDeviceDto'];
 export type UpdateDevice = Schemas['UpdateDeviceDto'];
 export type DeviceFilters = QueryOf<operations['devicesList']>;
 
+export type CredentialProtocol = Schemas['CredentialProtocol'];
+export type CreateCredential = Schemas['CreateCredentialDto'];
+export type Credential = Schemas['CredentialDto'];
+export type CredentialWithSecret = Schemas['CredentialWithSecretDto'];
+
 export type Operation = Schemas['OperationDto'];
 export type OperationStatus = Schemas['OperationStatus'];
 export type OperationResult = Schemas['OperationResultDto'];
