@@ -25,7 +25,7 @@ function eventTable(markdown: string): string[] {
   expect(start, 'the event table of docs/events.md').toBeGreaterThanOrEqual(0);
   const rows = [];
   for (let i = start + 2; i < lines.length && lines[i]!.startsWith('|'); i++) rows.push(lines[i]!);
-  const named = rows.flatMap((row) => [...(row.split('|')[3] ?? '').matchAll(/`([a-z]+\.[a-z]+)`/g)].map((match) => match[1]!));
+  const named = rows.flatMap((row) => [...(row.split('|')[3] ?? '').matchAll(/`([a-z]+\.[a-z_]+)`/g)].map((match) => match[1]!));
   return [...new Set(named)].sort();
 }
 

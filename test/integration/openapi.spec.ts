@@ -193,8 +193,9 @@ describe('the OpenAPI document', () => {
         if (['202', '429', '503'].includes(status)) expect(headers, at).toContain('Retry-After');
         if (keyed && status.startsWith('2')) expect(headers, at).toContain('Idempotent-Replayed');
         if (accountRoute && status === '204') expect(headers.includes('ETag'), at).toBe(conditional && method !== 'delete');
-        // A delivery (test ping, redeliver) and a share link (changed only by its revocation) have no version to name.
-        const unversioned = ['#/components/schemas/DeliveryDto', '#/components/schemas/CreatedShareLinkDto'].includes(
+        // A delivery (test ping, redeliver), a share link (changed only by its revocation) and a device credential
+        // (changed only by its deletion) have no version to name.
+        const unversioned = ['#/components/schemas/DeliveryDto', '#/components/schemas/CreatedShareLinkDto', '#/components/schemas/CredentialWithSecretDto'].includes(
           resolved(document, response).content?.['application/json']?.schema?.$ref ?? '',
         );
         if (accountRoute && ['201', '202'].includes(status) && !unversioned) expect(headers, at).toContain('ETag');
@@ -268,6 +269,7 @@ describe('the OpenAPI document', () => {
       'POST /v1/accounts/{accountId}/devices 201': () => call('POST', `${account}/devices`, deviceBody()),
       'GET /v1/accounts/{accountId}/devices/{deviceId} 200': () => call('GET', `${account}/devices/${device.id}`),
       'PATCH /v1/accounts/{accountId}/devices/{deviceId} 200': () => call('PATCH', `${account}/devices/${device.id}`, { model: 'Renamed' }),
+      'POST /v1/accounts/{accountId}/devices/{deviceId}/credentials 201': () => call('POST', `${account}/devices/${device.id}/credentials`, { protocol: 'Http' }),
       'POST /v1/accounts/{accountId}/devices/{deviceId}/retire 204': async () => call('POST', `${account}/devices/${(await createDevice(stack, tenant)).device.id}/retire`),
       'POST /v1/accounts/{accountId}/sets/bulk-assign 202': async () =>
         call('POST', `${account}/sets/bulk-assign`, { assignments: [{ setId: set.id, deviceId: (await createDevice(stack, tenant)).device.id }] }),

@@ -1,4 +1,4 @@
-import { Body, Delete, Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Delete, Get, Header, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -10,7 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { type AccountScope, type DeviceCredentialPage, type DeviceCredentialWithSecret, ErrorCode, Subjects } from '@tracking/contracts';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountController } from '../accounts/account-route.decorator.js';
 import { Scope } from '../accounts/account-scope.decorator.js';
 import { ApiAccountErrors, ApiNotFound } from '../http/api-responses.js';
@@ -57,13 +57,17 @@ export class CredentialsController {
     type: ErrorEnvelopeDto,
     description: `DuplicateIdentifier: another device holds this identifier for this protocol (or this IMEI has a credential). ${CREDENTIAL_LIMIT} DeviceRetired.`,
   })
-  create(
+  async create(
     @Scope() scope: AccountScope,
     @Param('deviceId', DeviceIdPipe) deviceId: string,
     @Body() body: CreateCredentialDto,
     @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DeviceCredentialWithSecret> {
-    return this.services.call(Subjects.dms.credentials.create, { ...scope, deviceId, credential: body }, request);
+    const created = await this.services.call(Subjects.dms.credentials.create, { ...scope, deviceId, credential: body }, request);
+    // Where it is deleted (a credential has no GET of its own; its secret is never shown again).
+    reply.header('Location', `/v1/accounts/${scope.accountId}/devices/${deviceId}/credentials/${created.id}`);
+    return created;
   }
 
   @Get()

@@ -1,4 +1,5 @@
 import { CreatedShareLinkDto, PublicTrackingDto } from '../share-links/dto/share-link.dto.js';
+import { CredentialWithSecretDto } from '../devices/dto/credential.dto.js';
 import {
   getSchemaPath,
   type HeaderObject,
@@ -328,10 +329,10 @@ function carriesETag(document: OpenAPIObject, method: Method, facts: RouteFacts,
  * Bodies without a version: nothing to put in an `ETag`. A delivery changes only as it is sent; an alert
  * is changed by the evaluation, never by a client's conditional write; a track and an ingest answer are
  * computed views, not resources; a share link changes only by its revocation, which takes no version, and
- * its public view is computed. `openapi.spec.ts` checks that every header declared here is sent.
+ * its public view is computed; a device credential changes only by its deletion. `openapi.spec.ts` checks that every header declared here is sent.
  */
 const UNVERSIONED: ReadonlySet<string> = new Set(
-  [DeliveryDto, AlertDto, TrackDto, IngestResultDto, CreatedShareLinkDto, PublicTrackingDto].map((dto) => getSchemaPath(dto)),
+  [DeliveryDto, AlertDto, TrackDto, IngestResultDto, CreatedShareLinkDto, PublicTrackingDto, CredentialWithSecretDto].map((dto) => getSchemaPath(dto)),
 );
 
 /** A collection page: its entries next to the paging `metadata`. */
