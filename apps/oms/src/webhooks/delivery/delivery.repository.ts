@@ -141,8 +141,8 @@ export class DeliveryRepository {
    */
   async recordOutcomes(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<WebhookEntity[]> {
     const due: { id: string }[] = await this.dataSource.query(
-      `WITH o AS (SELECT x.*, (x.attempt->>'at')::timestamptz AS at
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, lease_until timestamptz, attempt jsonb, succeeded bool, retry_ms int, webhook_id uuid)),
+      `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::jsonb[], $4::bool[], $5::int[], $6::uuid[], $7::timestamptz[])
+         AS o(id, lease_until, attempt, succeeded, retry_ms, webhook_id, at)),
        delivery AS (
          -- Every SET expression reads the row as it is when updated (after waiting for a concurrent writer).
          UPDATE webhook_deliveries d SET
@@ -168,10 +168,11 @@ export class DeliveryRepository {
        webhook AS (
          UPDATE webhooks w SET failing_since = CASE WHEN s.cleared THEN s.failing_from ELSE coalesce(w.failing_since, s.failing_from) END
          FROM streak s, locked l WHERE s.webhook_id = w.id AND l.id = w.id
-         RETURNING w.id, s.failing_from IS NOT NULL AND w.status = 'Active' AND w.failing_since <= now() - $2::bigint * interval '1 millisecond' AS disable
+         RETURNING w.id, s.failing_from IS NOT NULL AND w.status = 'Active' AND w.failing_since <= now() - $8::bigint * interval '1 millisecond' AS disable
        )
        SELECT id FROM webhook WHERE disable ORDER BY id`,
-      [JSON.stringify(outcomes.map((o) => ({ id: o.deliveryId, lease_until: o.leaseUntil, attempt: o.attempt, succeeded: o.succeeded, retry_ms: o.retryInMs, webhook_id: o.webhookId }))), disableAfterMs],
+      [outcomes.map((o) => o.deliveryId), outcomes.map((o) => o.leaseUntil), outcomes.map((o) => JSON.stringify(o.attempt)), outcomes.map((o) => o.succeeded),
+        outcomes.map((o) => o.retryInMs), outcomes.map((o) => o.webhookId), outcomes.map((o) => o.attempt.at), disableAfterMs],
     );
     if (due.length === 0) return [];
     // Disabled in one transaction behind any dispatch in progress for them, so that none of their deliveries
