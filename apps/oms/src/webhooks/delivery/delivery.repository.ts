@@ -1,49 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type DeliveryAttempt, type EventEnvelope, EventType, WebhookStatus } from '@tracking/contracts';
+import { type DeliveryAttempt, type EventEnvelope, EventType } from '@tracking/contracts';
 import { recordEvents } from '@tracking/outbox';
 import { v7 as uuidv7 } from 'uuid';
-import type { DataSource } from 'typeorm';
+import { type DataSource, In } from 'typeorm';
 import { lockDeliveryInsertOrder } from '../webhook.repository.js';
 import { type DispatchTarget, recordUnsentDeliveries, spendDeliveryBudget, WEBHOOK_TARGET_KEY_SQL } from './delivery-budget.js';
+import type { WebhookDeliveryEntity } from '../webhook-delivery.entity.js';
 import { WebhookEntity } from '../webhook.entity.js';
 import { toWebhookEventData } from '../webhooks.service.js';
 import type { SigningSecrets } from './webhook-request.js';
 
-/** A delivery a sender claimed, with what it needs to send it. */
-export interface ClaimedDelivery extends SigningSecrets {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  payload: string;
-  /** Attempts made before this one (since the last redeliver). */
-  attemptCount: number;
-  /** The claim's fencing token: the outcome moves the delivery only while it still holds it. */
-  leaseUntil: Date;
-  url: string;
-}
+/** A delivery a sender claimed, with its webhook's URL and secrets; its outcome moves it only while it holds the claim's `leaseUntil`. */
+export type ClaimedDelivery = Pick<WebhookDeliveryEntity, 'id' | 'webhookId' | 'eventId' | 'payload' | 'attemptCount'> & Pick<WebhookEntity, 'url'> & SigningSecrets & { leaseUntil: Date };
 
-/** One attempt's outcome, as the sender records it. */
-export interface AttemptOutcome {
-  deliveryId: string;
-  webhookId: string;
-  leaseUntil: Date;
-  attempt: DeliveryAttempt;
-  succeeded: boolean;
-  /** Delay before the next attempt; null when the delivery is settled (Succeeded, or Failed after its last attempt). */
-  retryInMs: number | null;
-}
-
-/** A webhook an outcome disabled. */
-export type DisabledWebhook = Pick<WebhookEntity, 'id'> & { failingSince: Date };
-
-/** `text` as jsonb can store it (a receiver's answer may hold any bytes): U+0000 and lone surrogates (through UTF-8) become U+FFFD. */
-export function storableText(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8').replaceAll('\u0000', '\uFFFD');
-}
+/** One attempt's outcome; `retryInMs` (the delay before the next attempt) is null when it settles the delivery. */
+export type AttemptOutcome = Pick<ClaimedDelivery, 'webhookId' | 'leaseUntil'> & { deliveryId: string; attempt: DeliveryAttempt; succeeded: boolean; retryInMs: number | null };
 
 /** A delivery's log keeps its last this many attempts (`attempts_total` counts them all): a list page has to fit a NATS message. */
 export const ATTEMPT_LOG_LENGTH = 20;
+/** The SQL of timestamptz `column` as JavaScript's `toISOString` writes it. */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** The SQL of the last ATTEMPT_LOG_LENGTH entries of the jsonb array `log`. */
 const keptAttempts = (log: string) => `jsonb_path_query_array(${log}, '$[last - ${ATTEMPT_LOG_LENGTH - 1} to last]')`;
 
@@ -53,8 +30,7 @@ const keptAttempts = (log: string) => `jsonb_path_query_array(${log}, '$[last - 
  */
 const UNRECORDED_CLAIM = '(d.lease_until IS NOT NULL AND d.claimed_at IS NOT NULL)';
 /** The log entry of that attempt: from its claim, outcome unknown. */
-const UNKNOWN_ATTEMPT = `jsonb_build_object('at', to_char(d.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-  'statusCode', NULL, 'durationMs', 0,
+const UNKNOWN_ATTEMPT = `jsonb_build_object('at', ${isoText('d.claimed_at')}, 'statusCode', NULL, 'durationMs', 0,
   'error', 'unknown: the sender stopped before recording this attempt''s outcome (it may have reached the receiver)')`;
 
 /** The delivery still holds the claim whose outcome is being recorded (its lease is the fencing token). */
@@ -77,7 +53,6 @@ export class DeliveryRepository {
    */
   dispatch(events: readonly EventEnvelope[], deliveriesPerHour = Infinity): Promise<{ created: number; unsent: number }> {
     return this.dataSource.transaction(async (manager) => {
-      if (events.length === 0) return { created: 0, unsent: 0 };
       // An event that already reached its target (the stream brought the batch again) spends no budget.
       const found: DispatchTarget[] = await manager.query(
         `SELECT t.n, t.webhook_id, t.account_id FROM (
@@ -106,12 +81,7 @@ export class DeliveryRepository {
          ORDER BY t.n
          ON CONFLICT (webhook_id, event_id) DO NOTHING
          RETURNING d.id`,
-        [
-          targets.map(() => uuidv7()),
-          targets.map((t) => t.webhook_id),
-          targets.map((t) => t.n),
-          ...(['id', 'type', 'payload'] as const).map((key) => eventRows.map((e) => e[key])),
-        ],
+        [targets.map(() => uuidv7()), targets.map((t) => t.webhook_id), targets.map((t) => t.n), ...(['id', 'type', 'payload'] as const).map((key) => eventRows.map((e) => e[key]))],
       );
       return { created: inserted.length, unsent };
     });
@@ -133,10 +103,9 @@ export class DeliveryRepository {
          SELECT (SELECT d.webhook_id FROM webhook_deliveries d WHERE d.status = 'Pending' AND d.webhook_id > h.webhook_id ORDER BY d.webhook_id LIMIT 1)
          FROM hooks h WHERE h.webhook_id IS NOT NULL
        ),
-       busy AS (SELECT * FROM unnest($3::uuid[], $4::int[]) AS b(webhook_id, in_flight)),
        claimable AS (
          SELECT c.id FROM hooks h
-         LEFT JOIN busy b ON b.webhook_id = h.webhook_id
+         LEFT JOIN unnest($3::uuid[], $4::int[]) AS b(webhook_id, in_flight) ON b.webhook_id = h.webhook_id
          CROSS JOIN LATERAL (
            SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
            WHERE d.webhook_id = h.webhook_id AND d.status = 'Pending' AND d.next_attempt_at <= now()
@@ -170,7 +139,7 @@ export class DeliveryRepository {
    * a success ends it, the failures after the last success start it. A failure that makes it
    * `disableAfterMs` long disables the webhook. Answers the webhooks it disabled.
    */
-  async recordOutcomes(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<DisabledWebhook[]> {
+  async recordOutcomes(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<WebhookEntity[]> {
     const due: { id: string }[] = await this.dataSource.query(
       `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::jsonb[], $4::bool[], $5::int[], $6::uuid[], $7::timestamptz[])
          AS o(id, lease_until, attempt, succeeded, retry_ms, webhook_id, at)),
@@ -202,59 +171,38 @@ export class DeliveryRepository {
          RETURNING w.id, s.failing_from IS NOT NULL AND w.status = 'Active' AND w.failing_since <= now() - $8::bigint * interval '1 millisecond' AS disable
        )
        SELECT id FROM webhook WHERE disable ORDER BY id`,
-      [
-        outcomes.map((o) => o.deliveryId),
-        outcomes.map((o) => o.leaseUntil),
-        outcomes.map(({ attempt }) => JSON.stringify(attempt.error === null ? attempt : { ...attempt, error: storableText(attempt.error) })),
-        outcomes.map((o) => o.succeeded),
-        outcomes.map((o) => o.retryInMs),
-        outcomes.map((o) => o.webhookId),
-        outcomes.map((o) => o.attempt.at),
-        disableAfterMs,
-      ],
+      [outcomes.map((o) => o.deliveryId), outcomes.map((o) => o.leaseUntil), outcomes.map((o) => JSON.stringify(o.attempt)), outcomes.map((o) => o.succeeded),
+        outcomes.map((o) => o.retryInMs), outcomes.map((o) => o.webhookId), outcomes.map((o) => o.attempt.at), disableAfterMs],
     );
-    const disabled: DisabledWebhook[] = [];
-    for (const { id } of due) disabled.push(...[await this.disableFailing(id, disableAfterMs)].filter((w) => w !== null));
-    return disabled;
-  }
-
-  /** Disables the webhook if still Active and failing for `disableAfterMs`: its Pending deliveries Failed, `webhook.disabled` in the outbox. */
-  private disableFailing(id: string, disableAfterMs: number): Promise<DisabledWebhook | null> {
+    if (due.length === 0) return [];
+    // Disabled in one transaction behind any dispatch in progress for them, so that none of their deliveries
+    // stays Pending: Active and failing for `disableAfterMs` still, their Pending deliveries Failed, `webhook.disabled` in the outbox.
     return this.dataSource.transaction(async (manager) => {
-      // Behind any dispatch in progress for it, so that none of its deliveries stays Pending.
-      await lockDeliveryInsertOrder(manager, [id]);
-      const due: unknown[] = await manager.query(
-        `SELECT id FROM webhooks WHERE id = $1 AND status = 'Active' AND failing_since <= now() - $2::bigint * interval '1 millisecond' FOR NO KEY UPDATE`,
-        [id, disableAfterMs],
+      await lockDeliveryInsertOrder(manager, due.map((w) => w.id));
+      const disabled: { id: string }[] = await manager.query(
+        `WITH w AS (
+           UPDATE webhooks SET status = 'Disabled', version = version + 1, updated_at = now(), disabled_reason = 'Every delivery attempt failed since '
+             || ${isoText('failing_since')} || '; disabled after ' || $3 || ' of failures. Enable it again once the endpoint answers 2xx.'
+           WHERE id = ANY ($1::uuid[]) AND status = 'Active' AND failing_since <= now() - $2::bigint * interval '1 millisecond'
+           RETURNING id
+         ),
+         d AS (UPDATE webhook_deliveries SET status = 'Failed', next_attempt_at = NULL, lease_until = NULL, updated_at = now()
+           WHERE webhook_id IN (SELECT id FROM w) AND status = 'Pending')
+         SELECT id FROM w`,
+        [due.map((w) => w.id), disableAfterMs, formatDuration(disableAfterMs)],
       );
-      const webhook = due.length === 0 ? null : await manager.findOne(WebhookEntity, { where: { id } });
-      if (!webhook?.failingSince) return null;
-      const now = new Date();
-      webhook.status = WebhookStatus.Disabled;
-      webhook.disabledReason = `Every delivery attempt failed since ${webhook.failingSince.toISOString()}; disabled after ${formatDuration(disableAfterMs)} of failures. Enable it again once the endpoint answers 2xx.`;
-      webhook.version += 1;
-      webhook.updatedAt = now;
-      const { seq: _seq, ...columns } = webhook;
-      await manager.update(WebhookEntity, { id }, columns);
-      await manager.query(
-        `UPDATE webhook_deliveries SET status = 'Failed', next_attempt_at = NULL, lease_until = NULL, updated_at = now()
-         WHERE webhook_id = $1 AND status = 'Pending'`,
-        [id],
-      );
-      await recordEvents(manager, [
-        { tenantId: webhook.tenantId, accountId: webhook.accountId, type: EventType.WebhookDisabled, data: toWebhookEventData(webhook), occurredAt: now },
-      ]);
-      return { id, failingSince: webhook.failingSince };
+      const webhooks = await manager.find(WebhookEntity, { where: { id: In(disabled.map((w) => w.id)) }, order: { id: 'ASC' } });
+      const events = webhooks.map((w) => ({ tenantId: w.tenantId, accountId: w.accountId, type: EventType.WebhookDisabled, data: toWebhookEventData(w), occurredAt: w.updatedAt }));
+      await recordEvents(manager, events);
+      return webhooks;
     });
   }
 
   /** Deletes up to `batch` settled deliveries last changed over `retentionDays` ago, oldest first; returns how many. */
   async deleteExpired(retentionDays: number, batch: number): Promise<number> {
     const [, deleted]: [unknown, number] = await this.dataSource.query(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries
-         WHERE status <> 'Pending' AND updated_at < now() - $1::int * interval '1 day'
-         ORDER BY updated_at LIMIT $2)`,
+      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+         WHERE status <> 'Pending' AND updated_at < now() - $1::int * interval '1 day' ORDER BY updated_at LIMIT $2)`,
       [retentionDays, batch],
     );
     return deleted;

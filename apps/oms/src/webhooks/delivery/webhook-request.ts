@@ -3,17 +3,14 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Webhook } from 'standardwebhooks';
+import type { WebhookEntity } from '../webhook.entity.js';
 
 /** Response bodies are read up to this many bytes (then the connection is dropped); the log keeps MAX_LOGGED_BYTES of them. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 export const MAX_LOGGED_BYTES = 1024;
 
 /** The secrets a delivery is signed with: the current one and, while it overlaps, the previous one. */
-export interface SigningSecrets {
-  secret: string;
-  previousSecret: string | null;
-  previousSecretExpiresAt: Date | null;
-}
+export type SigningSecrets = Pick<WebhookEntity, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
 
 /** One attempt's outcome: `ok` for a 2xx within the timeout. */
 export interface AttemptResult {
@@ -45,15 +42,9 @@ export class WebhookClient {
   private readonly httpAgent = new HttpAgent(this.agentOptions);
   private readonly httpsAgent = new HttpsAgent(this.agentOptions);
   /** Parsed secrets by their text; `new Webhook` decodes the base64 each time otherwise. */
-  private readonly signers = new LRUCache<string, Webhook>({ max: 10000 });
+  private readonly signers = new LRUCache<string, Webhook>({ max: 10000, memoMethod: (secret) => new Webhook(secret) });
 
   constructor(private readonly options: WebhookClientOptions) {}
-
-  private signer(secret: string): Webhook {
-    const signer = this.signers.get(secret) ?? new Webhook(secret);
-    this.signers.set(secret, signer);
-    return signer;
-  }
 
   /** POSTs `payload` to `url`, signed; never throws. The timeout covers the answer's headers and body. */
   async send(url: string, messageId: string, payload: string, secrets: SigningSecrets): Promise<AttemptResult> {
@@ -61,19 +52,14 @@ export class WebhookClient {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     const result = await this.post(url, messageId, payload, secrets, signal).catch((error: NodeJS.ErrnoException) => {
       if (signal.aborted) return { ok: false, statusCode: null, error: `timeout: no complete answer within ${this.options.timeoutMs} ms`, kind: 'timeout' } as const;
-      if (error.code === 'ForbiddenAddress') return { ok: false, statusCode: null, error: truncateBytes(`ForbiddenAddress: ${error.message}`), kind: 'forbidden_address' } as const;
-      return { ok: false, statusCode: null, error: truncateBytes(error.code ? `${error.code}: ${error.message}` : error.message), kind: 'network_error' } as const;
+      const kind = error.code === 'ForbiddenAddress' ? 'forbidden_address' : 'network_error'; // the SSRF policy's refusal, or the network's
+      return { ok: false, statusCode: null, error: loggableText(error.code ? `${error.code}: ${error.message}` : error.message), kind } as const;
     });
     return { ...result, durationMs: Math.round(performance.now() - started) };
   }
 
   private async post(url: string, messageId: string, payload: string, secrets: SigningSecrets, signal: AbortSignal): Promise<Omit<AttemptResult, 'durationMs'>> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return { ok: false, statusCode: null, error: 'invalid URL', kind: 'network_error' };
-    }
+    const target = new URL(url); // judged valid when the webhook was saved (url-policy.ts)
     const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
     if (isIP(host) !== 0 && this.options.isForbiddenLiteral(host)) {
       return { ok: false, statusCode: null, error: `ForbiddenAddress: ${host} is an address webhooks may not reach`, kind: 'forbidden_address' };
@@ -89,7 +75,7 @@ export class WebhookClient {
       'user-agent': 'tracking-webhooks/1',
       'webhook-id': messageId,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'webhook-signature': keys.map((key) => this.signer(key).sign(messageId, now, payload)).join(' '),
+      'webhook-signature': keys.map((key) => this.signers.memo(key).sign(messageId, now, payload)).join(' '),
     };
     const https = target.protocol === 'https:';
     const options = { method: 'POST', headers, agent: https ? this.httpsAgent : this.httpAgent, lookup: this.options.lookup, signal };
@@ -100,7 +86,7 @@ export class WebhookClient {
     const statusCode = response.statusCode ?? 0;
     if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null, kind: 'success' };
     const retryAfter = statusCode === 429 || statusCode === 503 ? (response.headers['retry-after'] as string | undefined) : undefined;
-    return { ok: false, statusCode, error: truncateBytes(text === '' ? `HTTP ${statusCode}` : `HTTP ${statusCode}: ${text}`), retryAfter, kind: 'http_error' };
+    return { ok: false, statusCode, error: loggableText(text === '' ? `HTTP ${statusCode}` : `HTTP ${statusCode}: ${text}`), retryAfter, kind: 'http_error' };
   }
 
   close(): void {
@@ -115,16 +101,16 @@ async function readBody(response: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
     chunks.push(chunk);
-    size += chunk.length;
     // Leaving the loop destroys the response, without an error.
-    if (size >= MAX_RESPONSE_BYTES) break;
+    if ((size += chunk.length) >= MAX_RESPONSE_BYTES) break;
   }
   return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
 }
 
-/** `text` cut to at most MAX_LOGGED_BYTES of UTF-8, never inside a character. */
-export function truncateBytes(text: string, max = MAX_LOGGED_BYTES): string {
-  const bytes = Buffer.from(text);
-  if (bytes.length <= max) return text;
-  return new TextDecoder().decode(bytes.subarray(0, max), { stream: true });
+/**
+ * `text` as the delivery log keeps it: at most MAX_LOGGED_BYTES of UTF-8, never cut inside a character, and
+ * storable in jsonb (a receiver's answer may hold any bytes): U+0000 and lone surrogates become U+FFFD.
+ */
+export function loggableText(text: string): string {
+  return new TextDecoder().decode(Buffer.from(text.replaceAll('\u0000', '\uFFFD')).subarray(0, MAX_LOGGED_BYTES), { stream: true });
 }

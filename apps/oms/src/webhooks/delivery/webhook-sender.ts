@@ -12,8 +12,6 @@ import { WebhookClient } from './webhook-request.js';
 
 /** Notified when a delivery becomes due now (trigger of migration 1763800031000-notify-due-deliveries). */
 export const DUE_CHANNEL = 'webhook_deliveries_due';
-/** How long to wait before recording an outcome again after the database failed. */
-const RECORD_RETRY_MS = 1000;
 
 /**
  * Sends webhook deliveries (docs/webhook-delivery.md, "Sending"), one per worker process. Woken, it claims
@@ -101,18 +99,15 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     void attempt.finally(() => this.attempts.delete(attempt));
   }
 
-  /** Sends the delivery; answers its outcome. */
   private async send(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     this.metrics.attemptStarted();
     const at = new Date().toISOString();
     const result = await this.client.send(delivery.url, delivery.eventId, delivery.payload, delivery);
     this.metrics.attemptEnded(result);
-    const retryAfter = parseRetryAfter(result.retryAfter, Date.now());
-    const retryInMs = result.ok ? null : nextAttemptDelay(this.config.WEBHOOK_RETRY_SCHEDULE, delivery.attemptCount + 1, retryAfter);
-    if (result.ok) this.metrics.settled('succeeded', delivery.payload);
-    else if (retryInMs === null) this.metrics.settled('failed');
-    const attempt = { at, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error };
-    return { deliveryId: delivery.id, webhookId: delivery.webhookId, leaseUntil: delivery.leaseUntil, attempt, succeeded: result.ok, retryInMs };
+    const { ok, statusCode, durationMs, error } = result;
+    const retryInMs = ok ? null : nextAttemptDelay(this.config.WEBHOOK_RETRY_SCHEDULE, delivery.attemptCount + 1, parseRetryAfter(result.retryAfter, Date.now()));
+    if (retryInMs === null) this.metrics.settled(ok ? 'succeeded' : 'failed', delivery.payload);
+    return { deliveryId: delivery.id, webhookId: delivery.webhookId, leaseUntil: delivery.leaseUntil, attempt: { at, statusCode, durationMs, error }, succeeded: ok, retryInMs };
   }
 
   /**
@@ -135,7 +130,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook delivery attempts; retrying');
         if (this.stopped) return;
         this.outcomes.unshift(...batch);
-        await sleep(RECORD_RETRY_MS);
+        await sleep(1000);
         return void this.recorder(() => this.record());
       }
       const [alone] = batch;
@@ -143,12 +138,9 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         for (const outcome of batch) await this.record([outcome]);
         return;
       }
-      const ids = { deliveryId: alone.deliveryId, webhookId: alone.webhookId };
-      if (quarantined) {
-        this.logger.error({ err: error, ...ids }, 'webhook delivery attempt dropped: the database refused it even without detail');
-        return this.metrics.outcomeQuarantined('dropped');
-      }
-      this.logger.error({ err: error, ...ids }, 'webhook delivery attempt refused by the database; quarantined');
+      const what = quarantined ? 'dropped: the database refused it even without detail' : 'refused by the database; quarantined';
+      this.logger.error({ err: error, deliveryId: alone.deliveryId, webhookId: alone.webhookId }, `webhook delivery attempt ${what}`);
+      if (quarantined) return this.metrics.outcomeQuarantined('dropped');
       return this.record([{ ...alone, attempt: { ...alone.attempt, error: `the outcome could not be stored (SQLSTATE ${code})` } }], true);
     }
   }
