@@ -89,7 +89,7 @@ describe('a NATS connection closed for good', { timeout: 90000 }, () => {
     // Reconnection never gives up on an outage; it does give up when the server refuses the credentials
     // twice in a row (here: the DMS's password changed on the server while the DMS was disconnected).
     const config = fileURLToPath(new URL('../../deploy/k8s/overlays/dev/nats-server.conf', import.meta.url));
-    const passwords = { NATS_GATEWAY_PASSWORD: 'g', NATS_OMS_PASSWORD: 'o', NATS_DMS_PASSWORD: 'old', NATS_WORKER_PASSWORD: 'w' };
+    const passwords = { NATS_GATEWAY_PASSWORD: 'g', NATS_OMS_PASSWORD: 'o', NATS_DMS_PASSWORD: 'old', NATS_WORKER_PASSWORD: 'w', NATS_DEVICE_GATEWAY_PASSWORD: 'd' };
     nats = await OwnNatsServer.start({ config, env: passwords });
     stack = await TestStack.start({
       omsReplicas: 0,
