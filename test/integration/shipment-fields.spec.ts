@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import pg from 'pg';
+import { EtaBasis } from '@tracking/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createPointOfInterest } from '../factories/point-of-interest.factory.js';
@@ -324,11 +325,16 @@ describe('shipment fields over HTTP', () => {
         const changed = await patch(shipment.id, change);
         expect(changed.status, changed.text).toBe(200);
         expected = { ...expected, ...change, updatedAt: changed.body.updatedAt };
+        // With a destination and a planned arrival and no position yet, the estimate is the plan (docs/eta.md).
+        const planned = expected.destinationId ? (expected.plannedArrivalAt as string | null) : null;
+        expected.eta = planned
+          ? { arrivalAt: planned, earliestAt: planned, latestAt: planned, remainingMeters: null, basis: EtaBasis.Planned, asOf: null, calculatedAt: changed.body.eta?.calculatedAt }
+          : null;
         expect(changed.body).toEqual(expected);
       }
       const cleared = await patch(shipment.id, { ...NULLS, tags: [], metadata: {} });
       expect(cleared.status).toBe(200);
-      expect(cleared.body).toEqual({ ...expected, ...NULLS, tags: [], metadata: {}, updatedAt: cleared.body.updatedAt });
+      expect(cleared.body).toEqual({ ...expected, ...NULLS, tags: [], metadata: {}, eta: null, updatedAt: cleared.body.updatedAt });
       expect((await get(shipment.id)).body).toEqual(cleared.body);
     });
 

@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import type { EntityManager } from 'typeorm';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { etaOf } from '../shipments/shipment-events.js';
+import { ShipmentRepository } from '../shipments/shipment.repository.js';
 import { EtaRepository, type LaneKey } from './eta.repository.js';
 
 /**
@@ -27,7 +28,10 @@ const LANE_CACHE_MAX = 10_000;
 export class EtaTracker {
   private readonly lanes = new LRUCache<string, { stats: LaneStats | null }>({ max: LANE_CACHE_MAX, ttl: LANE_CACHE_TTL_MS });
 
-  constructor(private readonly repository: EtaRepository) {}
+  constructor(
+    private readonly repository: EtaRepository,
+    private readonly shipments: ShipmentRepository,
+  ) {}
 
   async update(manager: EntityManager, shipment: ShipmentEntity, state: GeofenceState, places: PlaceIndex): Promise<void> {
     const destination = shipment.destinationId === null ? undefined : places.get(shipment.destinationId);
@@ -61,7 +65,7 @@ export class EtaTracker {
     const publish = etaMovedEnough(published?.getTime() ?? null, estimate);
     const calculatedAt = new Date();
     const publishedArrivalAt = publish ? new Date(estimate.arrivalAt) : published;
-    await this.repository.saveEstimate(manager, shipment.id, destination.id, estimate, calculatedAt, publishedArrivalAt);
+    await this.shipments.saveEstimate(manager, shipment.id, destination.id, estimate, calculatedAt, publishedArrivalAt);
     Object.assign(shipment, {
       etaArrivalAt: new Date(estimate.arrivalAt),
       etaEarliestAt: new Date(estimate.earliestAt),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AccountScope } from '@tracking/contracts';
-import type { Estimate, LaneStats, LaneTrip } from '@tracking/geofence';
+import type { LaneStats, LaneTrip } from '@tracking/geofence';
 import type { EntityManager } from 'typeorm';
 
 /** A lane: an account's trips from one point of interest to another (docs/eta.md, "Lanes"). */
@@ -22,35 +22,11 @@ interface LaneRow {
 }
 
 /**
- * The estimated arrival's statements: a shipment's estimate (columns of `shipments`, never touching its
- * version or `updated_at`) and the lanes' running statistics (`eta_lanes`, `eta_lane_trips`).
+ * The lanes' running statistics (`eta_lanes`, `eta_lane_trips`). A shipment's own estimate is a statement
+ * on `shipments` and lives with the others in `ShipmentRepository.saveEstimate`.
  */
 @Injectable()
 export class EtaRepository {
-  /**
-   * Stores the shipment's estimate for `destinationId` and the arrival last published. Changes neither
-   * `updated_at` nor the version: the estimate is derived from readings, like `lastPosition`.
-   */
-  async saveEstimate(manager: EntityManager, shipmentId: string, destinationId: string, estimate: Estimate, calculatedAt: Date, publishedArrivalAt: Date | null): Promise<void> {
-    await manager.query(
-      `UPDATE shipments SET eta_arrival_at = $2, eta_earliest_at = $3, eta_latest_at = $4, eta_remaining_meters = $5, eta_basis = $6,
-          eta_as_of = $7, eta_calculated_at = $8, eta_destination_id = $9, eta_published_arrival_at = $10
-        WHERE id = $1`,
-      [
-        shipmentId,
-        new Date(estimate.arrivalAt),
-        new Date(estimate.earliestAt),
-        new Date(estimate.latestAt),
-        estimate.remainingMeters,
-        estimate.basis,
-        estimate.asOf === null ? null : new Date(estimate.asOf),
-        calculatedAt,
-        destinationId,
-        publishedArrivalAt,
-      ],
-    );
-  }
-
   /** The lane's statistics; null when it has no completed trip. */
   async lane(manager: EntityManager, key: LaneKey): Promise<LaneStats | null> {
     const rows: LaneRow[] = await manager.query(

@@ -3,29 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type PageRequest, PUBLIC_VISITS, type ShipmentScope } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, keysetPage, lockInsertOrder, type KeysetPage } from '@tracking/paging';
 import type { Repository } from 'typeorm';
+import { type PublicShipmentRow, ShipmentRepository } from '../shipments/shipment.repository.js';
 import { ShareLinkEntity } from './share-link.entity.js';
-
-/** One row of the public view's lookup: the link's shipment with its places, by the token's digest. */
-export interface LiveLinkRow {
-  tenant_id: string;
-  account_id: string;
-  shipment_id: string;
-  name: string;
-  status: string;
-  updated_at: Date;
-  api_json: string;
-  last_position_lat: number | null;
-  last_position_lng: number | null;
-  last_position_recorded_at: Date | null;
-  origin_name: string | null;
-  origin_lat: number | null;
-  origin_lng: number | null;
-  origin_updated_at: Date | null;
-  destination_name: string | null;
-  destination_lat: number | null;
-  destination_lng: number | null;
-  destination_updated_at: Date | null;
-}
 
 export interface PublicVisitRow {
   name: string;
@@ -40,6 +19,7 @@ export class ShareLinkRepository {
   constructor(
     @InjectRepository(ShareLinkEntity) private readonly links: Repository<ShareLinkEntity>,
     private readonly cursors: CursorCodec,
+    private readonly shipments: ShipmentRepository,
   ) {}
 
   /**
@@ -50,10 +30,10 @@ export class ShareLinkRepository {
   async insert(link: Omit<ShareLinkEntity, 'seq'>): Promise<boolean> {
     return this.links.manager.transaction(async (manager) => {
       await lockInsertOrder(manager, `share_links:${link.shipmentId}`);
+      if (!(await this.shipments.lockForLink(manager, link, link.shipmentId))) return false;
       const rows = (await manager.query(
         `INSERT INTO share_links (id, tenant_id, account_id, shipment_id, token_digest, expires_at, created_at, revoked_at)
-         SELECT $1, $2, $3, s.id, $5, $6, $7, NULL FROM shipments s WHERE s.id = $4 AND s.account_id = $3 AND s.tenant_id = $2
-         FOR KEY SHARE OF s
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)
          RETURNING id`,
         [link.id, link.tenantId, link.accountId, link.shipmentId, link.tokenDigest, link.expiresAt, link.createdAt],
       )) as unknown[];
@@ -92,20 +72,13 @@ export class ShareLinkRepository {
    * The shipment of the live link (not revoked, not expired) whose token has this digest, with its origin
    * and destination; undefined for any other digest. One probe of the unique digest index, then primary keys.
    */
-  async findLive(tokenDigest: Buffer): Promise<LiveLinkRow | undefined> {
+  async findLive(tokenDigest: Buffer): Promise<PublicShipmentRow | undefined> {
     const rows = (await this.links.query(
-      `SELECT s.tenant_id, s.account_id, s.id AS shipment_id, s.name, s.status, s.updated_at, s.api_json,
-              s.last_position_lat, s.last_position_lng, s.last_position_recorded_at,
-              o.name AS origin_name, o.lat AS origin_lat, o.lng AS origin_lng, o.updated_at AS origin_updated_at,
-              d.name AS destination_name, d.lat AS destination_lat, d.lng AS destination_lng, d.updated_at AS destination_updated_at
-         FROM share_links l
-         JOIN shipments s ON s.id = l.shipment_id
-         LEFT JOIN points_of_interest o ON o.id = s.origin_id
-         LEFT JOIN points_of_interest d ON d.id = s.destination_id
-        WHERE l.token_digest = $1 AND l.revoked_at IS NULL AND l.expires_at > now()`,
+      'SELECT shipment_id FROM share_links WHERE token_digest = $1 AND revoked_at IS NULL AND expires_at > now()',
       [tokenDigest],
-    )) as LiveLinkRow[];
-    return rows[0];
+    )) as { shipment_id: string }[];
+    const link = rows[0];
+    return link === undefined ? undefined : this.shipments.findPublicView(link.shipment_id);
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type PageRequest, type ShipmentFilters, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
 import { batchedRows } from '@tracking/database';
+import type { Estimate } from '@tracking/geofence';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import { type EntityManager, In, type Repository } from 'typeorm';
 import { validate as isUuid } from 'uuid';
@@ -38,6 +39,28 @@ export interface LastPosition {
   accuracyMeters: number | null;
   /** Epoch ms. */
   recordedAt: number;
+}
+
+/** The public tracking view's shipment (docs/share-links.md): what a share link shows, with its places. */
+export interface PublicShipmentRow {
+  tenant_id: string;
+  account_id: string;
+  shipment_id: string;
+  name: string;
+  status: string;
+  updated_at: Date;
+  api_json: string;
+  last_position_lat: number | null;
+  last_position_lng: number | null;
+  last_position_recorded_at: Date | null;
+  origin_name: string | null;
+  origin_lat: number | null;
+  origin_lng: number | null;
+  origin_updated_at: Date | null;
+  destination_name: string | null;
+  destination_lat: number | null;
+  destination_lng: number | null;
+  destination_updated_at: Date | null;
 }
 
 @Injectable()
@@ -261,6 +284,59 @@ export class ShipmentRepository {
       `UPDATE shipments SET excursion_temperature_ms = GREATEST(excursion_temperature_ms, $2), excursion_humidity_ms = GREATEST(excursion_humidity_ms, $3)
         WHERE id = $1 AND (excursion_temperature_ms < $2 OR excursion_humidity_ms < $3)`,
       [shipmentId, Math.round(temperatureMs), Math.round(humidityMs)],
+    );
+  }
+
+  /**
+   * Locks the account's shipment against deletion (`FOR KEY SHARE`) while a row naming it is inserted
+   * (a share link): a concurrent delete waits and then cascades, or removed it first. False: no such shipment.
+   */
+  async lockForLink(manager: EntityManager, scope: AccountScope, shipmentId: string): Promise<boolean> {
+    const rows = (await manager.query('SELECT 1 FROM shipments WHERE id = $1 AND account_id = $2 AND tenant_id = $3 FOR KEY SHARE', [
+      shipmentId,
+      scope.accountId,
+      scope.tenantId,
+    ])) as unknown[];
+    return rows.length === 1;
+  }
+
+  /** The shipment as the public tracking view shows it, with its origin and destination; undefined once deleted. */
+  async findPublicView(shipmentId: string): Promise<PublicShipmentRow | undefined> {
+    const rows = (await this.shipments.query(
+      `SELECT s.tenant_id, s.account_id, s.id AS shipment_id, s.name, s.status, s.updated_at, s.api_json,
+              s.last_position_lat, s.last_position_lng, s.last_position_recorded_at,
+              o.name AS origin_name, o.lat AS origin_lat, o.lng AS origin_lng, o.updated_at AS origin_updated_at,
+              d.name AS destination_name, d.lat AS destination_lat, d.lng AS destination_lng, d.updated_at AS destination_updated_at
+         FROM shipments s
+         LEFT JOIN points_of_interest o ON o.id = s.origin_id
+         LEFT JOIN points_of_interest d ON d.id = s.destination_id
+        WHERE s.id = $1`,
+      [shipmentId],
+    )) as PublicShipmentRow[];
+    return rows[0];
+  }
+
+  /**
+   * Stores the shipment's estimate for `destinationId` and the arrival last published. Changes neither
+   * `updated_at` nor the version: the estimate is derived from readings, like `lastPosition`.
+   */
+  async saveEstimate(manager: EntityManager, shipmentId: string, destinationId: string, estimate: Estimate, calculatedAt: Date, publishedArrivalAt: Date | null): Promise<void> {
+    await manager.query(
+      `UPDATE shipments SET eta_arrival_at = $2, eta_earliest_at = $3, eta_latest_at = $4, eta_remaining_meters = $5, eta_basis = $6,
+          eta_as_of = $7, eta_calculated_at = $8, eta_destination_id = $9, eta_published_arrival_at = $10
+        WHERE id = $1`,
+      [
+        shipmentId,
+        new Date(estimate.arrivalAt),
+        new Date(estimate.earliestAt),
+        new Date(estimate.latestAt),
+        estimate.remainingMeters,
+        estimate.basis,
+        estimate.asOf === null ? null : new Date(estimate.asOf),
+        calculatedAt,
+        destinationId,
+        publishedArrivalAt,
+      ],
     );
   }
 
