@@ -1,12 +1,19 @@
 #!/usr/bin/env node
 // `npm test`: runs every test with vitest and ends with one line `N passed, M failed`, which CI reads.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// The browser tests (test/browser/) need Debian's Chromium: say how to get it before they fail for want of it.
+// The browser tests (test/browser/) need Debian's Chromium: installed here when missing and we are root
+// (a fresh machine of this kind), else said how to get it before the tests fail for want of it.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+if (!existsSync(chromium) && process.env.CHROMIUM_PATH === undefined && process.getuid?.() === 0) {
+  process.stderr.write('Installing Debian\'s chromium for the browser tests (apt-get, once)...\n');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
+}
 if (!existsSync(chromium)) {
   process.stderr.write(`${chromium} is missing, which the browser tests need: as root, apt-get install -y chromium (or set CHROMIUM_PATH).\n`);
 }
