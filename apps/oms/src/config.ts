@@ -87,7 +87,7 @@ export const omsConfigSchema = {
   /** Whether this worker process evaluates readings into visits and alerts (docs/geofence-evaluation.md). */
   EVALUATION_ENABLED: env.bool({ default: true }),
   /** A shipment is evaluated once this much server time has passed since its newest ingested reading (a reorder buffer). */
-  EVALUATION_DELAY_MS: env.int({ default: 1000, min: 0, max: 60000 }),
+  EVALUATION_DELAY_MS: env.int({ default: 500, min: 0, max: 60000 }),
   /** Server time after which a silent device no longer holds back its shipment's decisions (per-device watermarks). */
   EVALUATION_LATENESS_SECONDS: env.int({ default: 600, min: 0, max: 86400 }),
   /** How often the evaluation's timers (a silent device, SignalLoss) look for due shipments, once across workers. */
