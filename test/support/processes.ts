@@ -109,7 +109,9 @@ export async function spawnService(stack: TestStack, name: ServiceName, env: Rec
     },
     async terminate() {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      const exited = once(child, 'exit');
+      // 'close', not 'exit': 'exit' may come before the last lines the process wrote were read from its
+      // stdout, and a test reads those lines (what a shutdown logged) right after.
+      const exited = once(child, 'close');
       child.kill('SIGTERM');
       const [code] = (await exited) as [number | null];
       return code;
