@@ -192,14 +192,15 @@ describe('graceful shutdown on SIGTERM', { timeout: 180000 }, () => {
     await waitUntil(async () => (await lockWaiters(stack!.env.DMS_DATABASE_URL!, 'dms')) === 1, 'the second chunk waits in the DMS');
 
     const exit = worker.terminate();
-    await worker.waitForOutput('shutting down');
+    // The lock goes once the worker has told its operations to stop, so the chunk completes after that.
+    await worker.waitForOutput('operations worker stopping');
     await lock.release();
     expect(await exit, worker.output()).toBe(0);
     const handedBack = worker
       .lines()
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((line) => line.msg === 'operation handed back to the queue');
-    expect(handedBack).toMatchObject({ requestId });
+    expect(handedBack, worker.output()).toMatchObject({ requestId });
     const meanwhile = (await stack.request('GET', operationPath(started), { token: tenant.token })).body as Operation;
     expect(meanwhile.progress.processed).toBe(1000);
 

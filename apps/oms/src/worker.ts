@@ -4,6 +4,7 @@ import { runService } from '@tracking/observability';
 import { readOmsConfig } from './config.js';
 import { workerReadiness } from './health/oms-readiness.js';
 import { startOmsWorker } from './oms.app.js';
+import { OperationWorker } from './operations/operation-worker.js';
 
 const logger = createLogger('worker');
 await runService({
@@ -16,6 +17,12 @@ await runService({
     const app = await startOmsWorker(config, logger, metrics);
     logger.debug('worker is consuming the operations queue');
     // Running operations stop after their current chunk and go back to the queue for another worker.
-    return { readiness: workerReadiness(app), stop: () => app.close() };
+    return {
+      readiness: workerReadiness(app),
+      stop: async () => {
+        app.get(OperationWorker).stopTakingWork();
+        await app.close();
+      },
+    };
   },
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { type Job, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type Logger, runInRequestContext } from '@tracking/core';
@@ -33,7 +33,7 @@ export function takeoverSettings(bound: number): { lockDuration: number; stalled
  * data); the job id is the operation id, so an operation already queued is not queued twice.
  */
 @Injectable()
-export class OperationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OperationWorker implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
   private worker?: Worker<OperationJob>;
   private connection?: Redis;
   private reconcileTimer?: NodeJS.Timeout;
@@ -110,10 +110,25 @@ export class OperationWorker implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** Stops taking jobs; running operations finish their current chunk and go back to the queue. */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Running operations stop after the chunk in progress and go back to the queue. The worker process calls
+   * it as soon as its shutdown starts, before Nest's hooks, because the other modules may take a while to
+   * stop their consumers and every chunk completed meanwhile is a chunk this worker should have handed back;
+   * `onModuleDestroy` calls it too, for applications closed directly.
+   */
+  stopTakingWork(): void {
+    if (this.stopping.signal.aborted) return;
     clearInterval(this.reconcileTimer);
     this.stopping.abort();
+    this.logger.info('operations worker stopping: operations in progress go back to the queue after their chunk');
+  }
+
+  onModuleDestroy(): void {
+    this.stopTakingWork();
+  }
+
+  /** Waits for the running operations to finish their chunk and go back to the queue; then closes Redis. */
+  async onApplicationShutdown(): Promise<void> {
     await this.worker?.close();
     this.connection?.disconnect();
   }
