@@ -66,6 +66,13 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
     return client;
   }
 
+  /** How many acknowledgements `device_ack_latency_seconds` observed for `protocol`. */
+  async function ackCount(protocol: string): Promise<number> {
+    const metric = (await devices.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'device_ack_latency_seconds');
+    const values = (metric?.values ?? []) as { labels: Record<string, unknown>; value: number; metricName?: string }[];
+    return values.find((v) => v.metricName === 'device_ack_latency_seconds_count' && v.labels.protocol === protocol)?.value ?? 0;
+  }
+
   async function counted(name: string, labels: Record<string, string>): Promise<number> {
     const metric = (await devices.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
     const value = metric?.values.find((v) => Object.entries(labels).every(([key, label]) => v.labels[key] === label));
@@ -77,10 +84,19 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       const device = await credential('Mqtt');
       const client = await mqttClient(device.identifier, device.secret);
       const reading = { recordedAt: ago(5), location: { lat: 52.52, lng: 13.405, speedMps: 12.5 } };
+      const counts = () =>
+        Promise.all([
+          counted('device_messages_total', { protocol: 'Mqtt', outcome: 'committed' }),
+          counted('device_readings_total', { protocol: 'Mqtt', outcome: 'accepted' }),
+          ackCount('Mqtt'),
+        ]);
+      const before = await counts();
       // mqtt.js resolves on PUBACK 0 only (another reason code rejects).
       await client.publishAsync(`devices/${device.identifier}/readings`, JSON.stringify(reading), { qos: 1 });
       // The PUBACK came after the commit: the reading is there at once.
       expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: reading.recordedAt, location: expect.objectContaining(reading.location) })]);
+      // Counted once each (the listener counts MQTT messages, the sink does not count them again).
+      expect((await counts()).map((value, i) => value - before[i]!)).toEqual([1, 1, 1]);
     });
 
     it('stores a reading published at QoS 1 by mosquitto_pub, which exits 0 only once acknowledged', async () => {
@@ -184,8 +200,17 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
       const records = [record(20), record(10, { longitude: 253040000, speed: 36, angle: 180 })];
       const packet = encodeAvlPacket(CODEC_8, records);
+      const counts = () =>
+        Promise.all([
+          counted('device_messages_total', { protocol: 'Teltonika', outcome: 'committed' }),
+          counted('device_readings_total', { protocol: 'Teltonika', outcome: 'accepted' }),
+          ackCount('Teltonika'),
+        ]);
+      const before = await counts();
       tracker.send(packet);
       expect(await tracker.next(4)).toEqual(count(2));
+      // One packet, two records, one acknowledgement: each counted once.
+      expect((await counts()).map((value, i) => value - before[i]!)).toEqual([1, 2, 1]);
       const first = await stored(device.deviceId);
       expect(first).toHaveLength(2);
       expect(first).toEqual(
