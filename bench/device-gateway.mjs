@@ -16,22 +16,27 @@
 // is new (its own recordedAt), so each one is inserted. Prints readings/s, p50/p99 of a message, packet or
 // batch, the ratios, and the load average. Rate limits are off (as in every benchmark).
 // BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api) runs some only; the API is the
-// reference and always runs. BENCH_PREFIX names the databases (default bench_devices).
+// reference and always runs. BENCH_PREFIX names the databases (default bench_devices). BENCH_PROFILE=1
+// also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
+// of the first device scenario after the measured ones, and prints each one's top functions.
 import autocannon from 'autocannon';
 import { connectAsync } from 'mqtt';
 import { connect as connectTcp } from 'node:net';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { readDeviceGatewayConfig } from '../apps/device-gateway/dist/config.js';
 import { startDeviceGateway } from '../apps/device-gateway/dist/device-gateway.js';
 import { CODEC_8, encodeAvlPacket, encodeHandshake } from '../apps/device-gateway/dist/teltonika/teltonika-codec.js';
+import { summarize } from './cpuprofile-summary.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import { provision, seedDevices } from './lib/seed.mjs';
-import { BenchStack, databaseNames, freePort, resetDatabases } from './lib/stack.mjs';
+import { BenchStack, databaseNames, freePort, resetDatabases, sleep } from './lib/stack.mjs';
 
 const base = readBenchConfig();
 const config = {
@@ -274,6 +279,21 @@ try {
         `API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`,
     );
   }
+  if (stack.profile) {
+    const [scenario, run] = [
+      ['mqtt', mqttRun],
+      ['teltonika', teltonikaRun],
+      ['http', async (duration) => figures(await deviceRun(duration), 1)],
+    ].find(([name]) => runs(name)) ?? ['api', async (duration) => figures(await apiRun(duration), config.apiBatch)];
+    rmSync(stack.profileDir, { recursive: true, force: true });
+    const loadBefore = loadavg()[0];
+    stack.signal('SIGWINCH');
+    await sleep(200);
+    const profiled = await run(config.duration);
+    stack.signal('SIGWINCH');
+    print(`\nprofiled run (${scenario}): ${profiled.readingsPerSecond}/s, p99 ${profiled.p99} ms, load ${loadBefore.toFixed(2)}`);
+    for (const file of await profiles(Object.values(stack.pids()))) print(summarize(JSON.parse(readFileSync(file, 'utf8')), file.split('/').at(-1)).text);
+  }
   await sinkGateway.stop();
   await Promise.all(mqttClients.map((client) => client.endAsync(true)));
   for (const tracker of trackers) tracker.close();
@@ -320,6 +340,18 @@ try {
   writeResults('device-gateway', results);
 } finally {
   await stack.close();
+}
+
+/** The profiles the services write (bench/lib/profiler-preload.mjs) once told to stop sampling. */
+async function profiles(pids) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const files = existsSync(stack.profileDir) ? readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile')) : [];
+    const found = pids.map((pid) => files.find((name) => name.endsWith(`-${pid}.cpuprofile`)));
+    if (found.every(Boolean)) return found.map((name) => join(stack.profileDir, name));
+    await sleep(200);
+  }
+  throw new Error('the services did not write their profiles within 30 s');
 }
 
 /**
