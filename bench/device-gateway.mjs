@@ -5,53 +5,92 @@
 // reading, a keep-alive connection per device) and MQTT (mqtt.js, MQTT 3.1.1, one reading per QoS 1
 // PUBLISH, the next sent once its PUBACK came) to the device gateway's own process.
 //
-// Alternates BENCH_RUNS runs of BENCH_DURATION seconds of four scenarios: the device gateway's process
+// Alternates BENCH_RUNS runs of BENCH_DURATION seconds of five scenarios: the device gateway's process
 // over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); the same process over MQTT
-// (BENCH_MQTT_DEVICES connected devices, default 1000; PUBACK latency); its sink alone, in this process, with
+// (BENCH_MQTT_DEVICES connected devices, default 2000; PUBACK latency); the same process over Teltonika
+// (BENCH_TELTONIKA_CONNECTIONS connections, default 500, each sending BENCH_TELTONIKA_RECORDS-record
+// Codec 8 packets, default 10, the next as soon as the record count of the last came back; raw TCP;
+// acknowledgement latency, send to record count); its sink alone, in this process, with
 // BENCH_SINK_DEVICES (default 2000) devices each submitting one reading at a time (what an MQTT listener
-// asks of it, without MQTT); and the API (batches of 1000 readings, 4 in flight). Prints readings/s,
-// p50/p99 of a message or a batch, the ratios, and the load average. Rate limits are off (as in every
-// benchmark).
+// asks of it, without MQTT); and the API (batches of 1000 readings, 4 in flight). Every reading and record
+// is new (its own recordedAt), so each one is inserted. Prints readings/s, p50/p99 of a message, packet or
+// batch, the ratios, and the load average. Rate limits are off (as in every benchmark).
+// BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api) runs some only; the API is the
+// reference and always runs. BENCH_PREFIX names the databases (default bench_devices). BENCH_PROFILE=1
+// also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
+// of the first device scenario after the measured ones, and prints each one's top functions.
 import autocannon from 'autocannon';
 import { connectAsync } from 'mqtt';
+import { connect as connectTcp } from 'node:net';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { readDeviceGatewayConfig } from '../apps/device-gateway/dist/config.js';
 import { startDeviceGateway } from '../apps/device-gateway/dist/device-gateway.js';
+import { CODEC_8, encodeAvlPacket, encodeHandshake } from '../apps/device-gateway/dist/teltonika/teltonika-codec.js';
+import { summarize } from './cpuprofile-summary.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import { provision, seedDevices } from './lib/seed.mjs';
-import { BenchStack, databaseNames, resetDatabases } from './lib/stack.mjs';
+import { BenchStack, databaseNames, freePort, resetDatabases, sleep } from './lib/stack.mjs';
 
 const base = readBenchConfig();
 const config = {
   ...base,
-  prefix: 'bench_devices',
+  prefix: process.env.BENCH_PREFIX ? base.prefix : 'bench_devices',
   deviceConnections: Number(process.env.BENCH_DEVICE_CONNECTIONS ?? 500),
   sinkDevices: Number(process.env.BENCH_SINK_DEVICES ?? 2000),
-  mqttDevices: Number(process.env.BENCH_MQTT_DEVICES ?? 1000),
+  mqttDevices: Number(process.env.BENCH_MQTT_DEVICES ?? 2000),
+  teltonikaConnections: Number(process.env.BENCH_TELTONIKA_CONNECTIONS ?? 500),
+  teltonikaRecords: Number(process.env.BENCH_TELTONIKA_RECORDS ?? 10),
+  scenarios: (process.env.BENCH_DEVICE_SCENARIOS ?? 'http,mqtt,teltonika,sink,api').split(',').filter(Boolean),
   apiBatch: 1000,
   apiInFlight: 4,
 };
+const runs = (scenario) => config.scenarios.includes(scenario);
+if (!runs('http')) config.deviceConnections = 0;
+if (!runs('mqtt')) config.mqttDevices = 0;
+if (!runs('teltonika')) config.teltonikaConnections = 0;
+if (!runs('sink')) config.sinkDevices = 0;
 await resetDatabases(config, Object.values(databaseNames(config)));
-const stack = await new BenchStack(config, { services: ['oms', 'dms', 'gateway', 'device-gateway'] }).prepare();
+const stack = await new BenchStack(config, { services: ['oms', 'dms', 'gateway', 'device-gateway'], profile: process.env.BENCH_PROFILE === '1' }).prepare();
+// The Teltonika listener on a port of its own (the stack leaves it on a free one nobody knows).
+stack.ports.deviceTeltonika = await freePort();
+stack.env.DEVICE_TELTONIKA_PORT = String(stack.ports.deviceTeltonika);
 const results = { startedAt: new Date().toISOString(), machine: machine(), config: { ...config }, runs: [] };
 try {
   print(`starting the stack (${config.deviceConnections} devices)...`);
   await stack.start('device-gateway');
   const { credentials, writeAccountId } = provision(stack);
   const token = await issueToken(stack.base, credentials);
-  const { results: deviceIds } = await seedDevices(stack.base, token, writeAccountId, Math.max(config.deviceConnections, config.sinkDevices, config.mqttDevices), 8, 'TRACKER');
-  const { results: secrets } = await inPool('credentials', deviceIds.length, 8, async (index) => {
+  const { results: deviceIds } = await seedDevices(
+    stack.base,
+    token,
+    writeAccountId,
+    Math.max(config.deviceConnections, config.sinkDevices, config.mqttDevices, config.teltonikaConnections, 1),
+    8,
+    'TRACKER',
+  );
+  const { results: secrets } = await inPool('credentials', Math.max(config.deviceConnections, config.sinkDevices), 8, async (index) => {
     const { body } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, { token, body: { protocol: 'Http' } });
     return body.secret;
   });
   const { results: mqttCredentials } = await inPool('MQTT credentials', config.mqttDevices, 8, async (index) => {
     const { body } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, { token, body: { protocol: 'Mqtt' } });
     return { username: body.identifier, password: body.secret };
+  });
+  // One Teltonika credential per connection, each with its own IMEI.
+  const imeis = Array.from({ length: config.teltonikaConnections }, (_, index) => String(356000000000000 + index));
+  await inPool('Teltonika credentials', config.teltonikaConnections, 8, async (index) => {
+    const { status } = await api(stack.base, 'POST', `/v1/accounts/${writeAccountId}/devices/${deviceIds[index]}/credentials`, {
+      token,
+      body: { protocol: 'Teltonika', identifier: imeis[index] },
+    });
+    if (status !== 201) throw new Error(`Teltonika credential: ${status}`);
   });
   const deviceBase = `http://127.0.0.1:${stack.ports.deviceHttp}`;
   // The MQTT devices stay connected across the runs (connecting is not what is measured).
@@ -63,7 +102,9 @@ try {
     mqttClients.push(...(await Promise.all(batch)));
   }
   // Every reading gets its own recordedAt, one millisecond apart per device: never a duplicate.
-  let clock = Date.now() - 3_600_000;
+  // Six hours back: a run of every scenario moves it on by about 20 minutes, and the DMS refuses readings
+  // more than 5 minutes in the future.
+  let clock = Date.now() - 6 * 3_600_000;
 
   const deviceRun = (duration) => {
     let next = 0;
@@ -134,7 +175,56 @@ try {
     const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
     return { readingsPerSecond: Math.round(acknowledged / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
   };
+  // Teltonika: raw TCP, the IMEI handshake once, then 10-record packets, one in flight per connection.
+  const trackers = [];
+  for (let i = 0; i < config.teltonikaConnections; i += 50) {
+    trackers.push(...(await Promise.all(imeis.slice(i, i + 50).map((imei) => openTracker(stack.ports.deviceTeltonika, imei)))));
+  }
+  const packetOf = () =>
+    encodeAvlPacket(
+      CODEC_8,
+      Array.from({ length: config.teltonikaRecords }, (_, r) => {
+        clock += 1;
+        return {
+          timestamp: clock,
+          priority: 0,
+          longitude: 44000000 + r,
+          latitude: 519000000 + r,
+          altitude: 10,
+          angle: 90,
+          satellites: 9,
+          speed: 60,
+          eventIoId: 0,
+          io: [
+            { id: 113, size: 1, value: 80 },
+            { id: 72, size: 4, value: 45 },
+          ],
+        };
+      }),
+    );
+  const teltonikaRun = async (duration) => {
+    const latencies = [];
+    let records = 0;
+    let failed = 0;
+    const end = Date.now() + duration * 1000;
+    await Promise.all(
+      trackers.map(async (tracker) => {
+        while (Date.now() < end) {
+          const started = performance.now();
+          const count = await tracker.send(packetOf());
+          if (count === config.teltonikaRecords) {
+            latencies.push(performance.now() - started);
+            records += count;
+          } else failed += 1;
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+    return { readingsPerSecond: Math.round(records / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
+  };
   // The sink in this process, on the stack's NATS and Redis, without listeners.
+  const skipped = { readingsPerSecond: 0, p50: 0, p99: 0, non2xx: 0, errors: 0 };
   const sinkGateway = await startDeviceGateway(readDeviceGatewayConfig(stack.env), createLogger('bench-sink', 'warn'), new ServiceMetrics('bench-sink'), []);
   const sinkIdentities = [];
   for (const secret of secrets.slice(0, config.sinkDevices)) sinkIdentities.push(await sinkGateway.authenticator.authenticate('Http', '', secret));
@@ -168,26 +258,45 @@ try {
   });
 
   if (config.warmup > 0) {
-    await deviceRun(config.warmup);
-    await mqttRun(config.warmup);
-    await sinkRun(config.warmup);
+    if (runs('http')) await deviceRun(config.warmup);
+    if (runs('mqtt')) await mqttRun(config.warmup);
+    if (runs('teltonika')) await teltonikaRun(config.warmup);
+    if (runs('sink')) await sinkRun(config.warmup);
     await apiRun(config.warmup);
   }
   for (let run = 1; run <= config.runs; run++) {
     const loadBefore = loadavg()[0];
-    const device = figures(await deviceRun(config.duration), 1);
-    const mqtt = await mqttRun(config.duration);
-    const sink = await sinkRun(config.duration);
+    const device = runs('http') ? figures(await deviceRun(config.duration), 1) : skipped;
+    const mqtt = runs('mqtt') ? await mqttRun(config.duration) : skipped;
+    const teltonika = runs('teltonika') ? await teltonikaRun(config.duration) : skipped;
+    const sink = runs('sink') ? await sinkRun(config.duration) : skipped;
     const reference = figures(await apiRun(config.duration), config.apiBatch);
-    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, sink, api: reference });
+    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, teltonika, sink, api: reference });
     print(
       `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), MQTT ${mqtt.readingsPerSecond}/s (PUBACK p50 ${mqtt.p50} ms, p99 ${mqtt.p99} ms), ` +
+        `Teltonika ${teltonika.readingsPerSecond} records/s (ack p50 ${teltonika.p50} ms, p99 ${teltonika.p99} ms), ` +
         `sink ${sink.readingsPerSecond}/s (p99 ${sink.p99} ms), ` +
         `API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`,
     );
   }
+  if (stack.profile) {
+    const [scenario, run] = [
+      ['mqtt', mqttRun],
+      ['teltonika', teltonikaRun],
+      ['http', async (duration) => figures(await deviceRun(duration), 1)],
+    ].find(([name]) => runs(name)) ?? ['api', async (duration) => figures(await apiRun(duration), config.apiBatch)];
+    rmSync(stack.profileDir, { recursive: true, force: true });
+    const loadBefore = loadavg()[0];
+    stack.signal('SIGWINCH');
+    await sleep(200);
+    const profiled = await run(config.duration);
+    stack.signal('SIGWINCH');
+    print(`\nprofiled run (${scenario}): ${profiled.readingsPerSecond}/s, p99 ${profiled.p99} ms, load ${loadBefore.toFixed(2)}`);
+    for (const file of await profiles(Object.values(stack.pids()))) print(summarize(JSON.parse(readFileSync(file, 'utf8')), file.split('/').at(-1)).text);
+  }
   await sinkGateway.stop();
   await Promise.all(mqttClients.map((client) => client.endAsync(true)));
+  for (const tracker of trackers) tracker.close();
   const med = (pick) => median(results.runs.map(pick));
   const device = med((r) => r.device.readingsPerSecond);
   const reference = med((r) => r.api.readingsPerSecond);
@@ -198,6 +307,13 @@ try {
       [
         [`device gateway over HTTP, ${config.deviceConnections} devices, 1 reading per message`, device, med((r) => r.device.p50), med((r) => r.device.p99), med((r) => r.device.non2xx)],
         [`device gateway over MQTT, ${config.mqttDevices} devices, 1 reading per QoS 1 PUBLISH (PUBACK latency)`, med((r) => r.mqtt.readingsPerSecond), med((r) => r.mqtt.p50), med((r) => r.mqtt.p99), med((r) => r.mqtt.non2xx)],
+        [
+          `device gateway over Teltonika, ${config.teltonikaConnections} connections, ${config.teltonikaRecords}-record Codec 8 packets (records/s, ack latency)`,
+          med((r) => r.teltonika.readingsPerSecond),
+          med((r) => r.teltonika.p50),
+          med((r) => r.teltonika.p99),
+          med((r) => r.teltonika.non2xx),
+        ],
         [`its sink alone, ${config.sinkDevices} devices, 1 reading per submit`, med((r) => r.sink.readingsPerSecond), med((r) => r.sink.p50), med((r) => r.sink.p99), med((r) => r.sink.non2xx)],
         [`JSON API, ${config.apiBatch} per batch, ${config.apiInFlight} in flight`, reference, med((r) => r.api.p50), med((r) => r.api.p99), med((r) => r.api.non2xx)],
       ],
@@ -205,9 +321,80 @@ try {
   );
   const sink = med((r) => r.sink.readingsPerSecond);
   const mqtt = med((r) => r.mqtt.readingsPerSecond);
-  print(`device gateway over MQTT / API: ${(mqtt / Math.max(1, reference)).toFixed(2)}x; over HTTP / API: ${(device / Math.max(1, reference)).toFixed(2)}x; sink / API: ${(sink / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`);
-  results.summary = { device, mqtt, mqttRatio: mqtt / Math.max(1, reference), sink, api: reference, ratio: device / Math.max(1, reference), sinkRatio: sink / Math.max(1, reference) };
+  const teltonika = med((r) => r.teltonika.readingsPerSecond);
+  print(
+    `device gateway over MQTT / API: ${(mqtt / Math.max(1, reference)).toFixed(2)}x; over Teltonika / API: ${(teltonika / Math.max(1, reference)).toFixed(2)}x; ` +
+      `over HTTP / API: ${(device / Math.max(1, reference)).toFixed(2)}x; sink / API: ${(sink / Math.max(1, reference)).toFixed(2)}x; load average ${med((r) => r.loadAverage)}`,
+  );
+  results.summary = {
+    device,
+    mqtt,
+    mqttRatio: mqtt / Math.max(1, reference),
+    teltonika,
+    teltonikaRatio: teltonika / Math.max(1, reference),
+    sink,
+    api: reference,
+    ratio: device / Math.max(1, reference),
+    sinkRatio: sink / Math.max(1, reference),
+  };
   writeResults('device-gateway', results);
 } finally {
   await stack.close();
+}
+
+/** The profiles the services write (bench/lib/profiler-preload.mjs) once told to stop sampling. */
+async function profiles(pids) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const files = existsSync(stack.profileDir) ? readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile')) : [];
+    const found = pids.map((pid) => files.find((name) => name.endsWith(`-${pid}.cpuprofile`)));
+    if (found.every(Boolean)) return found.map((name) => join(stack.profileDir, name));
+    await sleep(200);
+  }
+  throw new Error('the services did not write their profiles within 30 s');
+}
+
+/**
+ * A Teltonika tracker over raw TCP, logged in with its IMEI: `send(packet)` resolves with the record count
+ * the gateway acknowledged, or -1 when the connection closed first.
+ */
+function openTracker(port, imei) {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp({ host: '127.0.0.1', port });
+    socket.setNoDelay(true);
+    let pending = Buffer.alloc(0);
+    let accepted = false;
+    let waiting;
+    const tracker = {
+      send(packet) {
+        return new Promise((answer) => {
+          waiting = answer;
+          socket.write(packet);
+        });
+      },
+      close: () => socket.destroy(),
+    };
+    socket.on('data', (chunk) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      if (!accepted) {
+        if (pending[0] !== 1) return reject(new Error(`IMEI ${imei} refused`));
+        accepted = true;
+        pending = pending.subarray(1);
+        resolve(tracker);
+      }
+      while (pending.length >= 4) {
+        const count = pending.readUInt32BE(0);
+        pending = pending.subarray(4);
+        const answer = waiting;
+        waiting = undefined;
+        answer?.(count);
+      }
+    });
+    socket.on('error', (error) => (accepted ? undefined : reject(error)));
+    socket.on('close', () => {
+      waiting?.(-1);
+      waiting = undefined;
+    });
+    socket.write(encodeHandshake(imei));
+  });
 }

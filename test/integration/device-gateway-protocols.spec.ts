@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AvlRecord, CODEC_8, encodeAvlPacket, encodeHandshake } from '../../apps/device-gateway/src/teltonika/teltonika-codec.js';
@@ -9,6 +12,7 @@ import { createTenant, type TestTenant } from '../factories/identity.factory.js'
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { waitUntil } from '../support/ops-endpoints.js';
 import { TestStack } from '../support/stack.js';
+import { makeTlsFiles, type TlsFiles } from '../support/tls-files.js';
 
 /**
  * MQTT and Teltonika through the whole stack: the device gateway with every registered listener, the
@@ -62,6 +66,13 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
     return client;
   }
 
+  /** How many acknowledgements `device_ack_latency_seconds` observed for `protocol`. */
+  async function ackCount(protocol: string): Promise<number> {
+    const metric = (await devices.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'device_ack_latency_seconds');
+    const values = (metric?.values ?? []) as { labels: Record<string, unknown>; value: number; metricName?: string }[];
+    return values.find((v) => v.metricName === 'device_ack_latency_seconds_count' && v.labels.protocol === protocol)?.value ?? 0;
+  }
+
   async function counted(name: string, labels: Record<string, string>): Promise<number> {
     const metric = (await devices.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
     const value = metric?.values.find((v) => Object.entries(labels).every(([key, label]) => v.labels[key] === label));
@@ -73,10 +84,19 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       const device = await credential('Mqtt');
       const client = await mqttClient(device.identifier, device.secret);
       const reading = { recordedAt: ago(5), location: { lat: 52.52, lng: 13.405, speedMps: 12.5 } };
+      const counts = () =>
+        Promise.all([
+          counted('device_messages_total', { protocol: 'Mqtt', outcome: 'committed' }),
+          counted('device_readings_total', { protocol: 'Mqtt', outcome: 'accepted' }),
+          ackCount('Mqtt'),
+        ]);
+      const before = await counts();
       // mqtt.js resolves on PUBACK 0 only (another reason code rejects).
       await client.publishAsync(`devices/${device.identifier}/readings`, JSON.stringify(reading), { qos: 1 });
       // The PUBACK came after the commit: the reading is there at once.
       expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: reading.recordedAt, location: expect.objectContaining(reading.location) })]);
+      // Counted once each (the listener counts MQTT messages, the sink does not count them again).
+      expect((await counts()).map((value, i) => value - before[i]!)).toEqual([1, 1, 1]);
     });
 
     it('stores a reading published at QoS 1 by mosquitto_pub, which exits 0 only once acknowledged', async () => {
@@ -180,8 +200,17 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(await tracker.login(device.identifier)).toEqual(Buffer.from([0x01]));
       const records = [record(20), record(10, { longitude: 253040000, speed: 36, angle: 180 })];
       const packet = encodeAvlPacket(CODEC_8, records);
+      const counts = () =>
+        Promise.all([
+          counted('device_messages_total', { protocol: 'Teltonika', outcome: 'committed' }),
+          counted('device_readings_total', { protocol: 'Teltonika', outcome: 'accepted' }),
+          ackCount('Teltonika'),
+        ]);
+      const before = await counts();
       tracker.send(packet);
       expect(await tracker.next(4)).toEqual(count(2));
+      // One packet, two records, one acknowledgement: each counted once.
+      expect((await counts()).map((value, i) => value - before[i]!)).toEqual([1, 2, 1]);
       const first = await stored(device.deviceId);
       expect(first).toHaveLength(2);
       expect(first).toEqual(
@@ -227,6 +256,74 @@ describe('device gateway: MQTT and Teltonika end to end', () => {
       expect(await stored(device.deviceId)).toHaveLength(3);
     });
   });
+
+  describe('over TLS (DEVICE_TLS_CERT_FILE and DEVICE_TLS_KEY_FILE, a certificate made here with openssl)', () => {
+    let tls: TlsFiles;
+    let secure: TestDeviceGateway;
+    beforeAll(async () => {
+      tls = makeTlsFiles();
+      secure = await startTestDeviceGateway(stack, { DEVICE_TLS_CERT_FILE: tls.serverCert, DEVICE_TLS_KEY_FILE: tls.serverKey });
+    });
+    afterAll(async () => {
+      await secure?.stop();
+      tls?.remove();
+    });
+    const portOf = (address: string | undefined) => Number(new URL(address!).port);
+    const addresses = (name: string) => secure.gateway.listening.find((listener) => listener.name === name)!.addresses;
+
+    it('stores what mosquitto_pub publishes over MQTT over TLS with --cafile, beside plain MQTT; refuses an unverified certificate', async () => {
+      const [plain, overTls] = addresses('mqtt');
+      expect(overTls).toMatch(/^mqtts:\/\//);
+      const device = await credential('Mqtt');
+      const [first, second, third, fourth] = [ago(6), ago(5), ago(4), ago(3)];
+      const publish = (port: number, recordedAt: string, ...extra: string[]) => {
+        const reading = { recordedAt, location: { lat: 52.52, lng: 13.405 }, batteryPercent: 70 };
+        return run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(port), ...extra, '-u', device.identifier, '-P', device.secret,
+          '-t', `devices/${device.identifier}/readings`, '-q', '1', '-m', JSON.stringify(reading)]);
+      };
+      const viaTls = await publish(portOf(overTls), first, '--cafile', tls.ca);
+      expect(viaTls.code, viaTls.output).toBe(0);
+      const viaPlain = await publish(portOf(plain), second);
+      expect(viaPlain.code, viaPlain.output).toBe(0);
+      expect((await stored(device.deviceId)).map((reading) => reading.recordedAt).sort()).toEqual([first, second]);
+
+      // Without the CA mosquitto_pub refuses our certificate (the handshake fails), and nothing is stored.
+      const otherCa = makeTlsFiles();
+      try {
+        const unverified = await publish(portOf(overTls), third, '--cafile', otherCa.ca);
+        expect(unverified.code).not.toBe(0);
+      } finally {
+        otherCa.remove();
+      }
+      // Plain MQTT on the TLS port gets no CONNACK.
+      const plainOnTls = await publish(portOf(overTls), fourth);
+      expect(plainOnTls.code).not.toBe(0);
+      expect(await stored(device.deviceId)).toHaveLength(2);
+    });
+
+    it('acknowledges a Teltonika packet over TLS once stored; plain TCP on that port gets nothing', async () => {
+      const [address] = addresses('teltonika');
+      expect(address).toMatch(/^tls:\/\//);
+      const imei = `35${String(randomInt(0, 10 ** 6)).padStart(6, '0')}${String(randomInt(0, 10 ** 7)).padStart(7, '0')}`;
+      const device = await credential('Teltonika', imei);
+      const socket = connectTls({ port: portOf(address), host: '127.0.0.1', ca: readFileSync(tls.ca) });
+      sockets.push(socket);
+      await once(socket, 'secureConnect');
+      const tracker = Tracker.over(socket);
+      expect(await tracker.login(imei)).toEqual(Buffer.from([0x01]));
+      const at = Math.floor(Date.now() / 1000) * 1000 - 15_000;
+      tracker.send(encodeAvlPacket(CODEC_8, [
+        { timestamp: at, priority: 0, longitude: 253032016, latitude: 547146368, altitude: 100, angle: 45, satellites: 8, speed: 36, eventIoId: 0, io: [] },
+      ]));
+      expect(await tracker.next(4)).toEqual(count(1));
+      expect(await stored(device.deviceId)).toEqual([expect.objectContaining({ recordedAt: new Date(at).toISOString() })]);
+
+      const plain = await Tracker.open(portOf(address), sockets);
+      plain.send(encodeHandshake(imei));
+      await plain.closed;
+      expect(plain.pending).toBe(0);
+    });
+  });
 });
 
 function count(n: number): Buffer {
@@ -265,6 +362,11 @@ class Tracker {
       resolve();
       this.waiter?.();
     }));
+  }
+
+  /** A tracker on a socket already connected (a TLS one). */
+  static over(socket: Socket): Tracker {
+    return new Tracker(socket);
   }
 
   static async open(port: number, sockets: Socket[]): Promise<Tracker> {

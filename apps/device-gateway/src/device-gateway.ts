@@ -63,6 +63,8 @@ export async function startDeviceGateway(
     maxReadings: config.DEVICE_BATCH_MAX_READINGS,
     maxInFlight: config.DEVICE_BATCH_MAX_IN_FLIGHT,
     rpcTimeoutMs: config.DEVICE_RPC_TIMEOUT_MS,
+    // The MQTT and Teltonika listeners count their messages themselves (DeviceMqttMetrics, TeltonikaMetrics).
+    countedProtocols: ['Http'],
   });
   const context: ListenerContext = {
     config,

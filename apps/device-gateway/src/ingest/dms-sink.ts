@@ -3,7 +3,7 @@ import type { Logger } from '@tracking/core';
 import type { NatsRpcClient } from '@tracking/messaging';
 import { judgeDeviceEntries } from '@tracking/readings';
 import type { DeviceMetrics } from './device-metrics.js';
-import type { DeviceIdentity, DeviceSink, SubmitResult } from './device-sink.js';
+import type { DeviceIdentity, DeviceProtocol, DeviceSink, SubmitResult } from './device-sink.js';
 import type { DmsAuthenticator } from './dms-authenticator.js';
 import type { LocalRateLimiter } from './local-limits.js';
 import type { TenantReadingsLimit } from './tenant-readings-limit.js';
@@ -23,6 +23,13 @@ export interface DmsSinkOptions {
   /** DMS calls in flight at once; beyond, readings gather into larger batches until one returns. */
   maxInFlight: number;
   rpcTimeoutMs: number;
+  /**
+   * The protocols whose messages, readings and acknowledgement latency the sink counts (default every
+   * one). The MQTT and Teltonika listeners count their own, with outcomes the sink never sees (a payload
+   * that is not a reading, a record without a fix) and the latency up to the acknowledgement written;
+   * counted here too, each of their messages would be counted twice.
+   */
+  countedProtocols?: readonly DeviceProtocol[];
 }
 
 /** A submit waiting for its batch's commit. */
@@ -55,24 +62,27 @@ export class DmsSink implements DeviceSink {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private draining = false;
+  private readonly counted: ReadonlySet<DeviceProtocol>;
 
-  constructor(private readonly options: DmsSinkOptions) {}
+  constructor(private readonly options: DmsSinkOptions) {
+    this.counted = new Set(options.countedProtocols ?? ['Http', 'Mqtt', 'Teltonika']);
+  }
 
   async submit(identity: DeviceIdentity, readings: unknown[]): Promise<SubmitResult> {
     const protocol = identity.protocol;
-    if (this.draining) return this.counted(protocol, { kind: 'unavailable' });
+    if (this.draining) return this.count(protocol, { kind: 'unavailable' });
     if (!Array.isArray(readings) || readings.length < 1 || readings.length > MAX_READINGS_PER_SUBMIT) {
       throw new RangeError(`a submit carries 1 to ${MAX_READINGS_PER_SUBMIT} readings, not ${Array.isArray(readings) ? readings.length : 'a non-array'}`);
     }
     const tenantId = this.options.authenticator.tenantOf(identity);
-    if (tenantId === undefined) return this.counted(protocol, { kind: 'revoked' });
+    if (tenantId === undefined) return this.count(protocol, { kind: 'revoked' });
     const wait = this.options.deviceLimit.take(identity.deviceId);
-    if (wait > 0) return this.counted(protocol, { kind: 'limited', retryAfterSeconds: wait }, 'device-limited');
+    if (wait > 0) return this.count(protocol, { kind: 'limited', retryAfterSeconds: wait }, 'device-limited');
 
     const { entries, rejected } = judgeDeviceEntries(readings, identity.deviceId);
     if (entries.length === 0) {
-      this.options.metrics.readings.inc({ protocol, outcome: 'rejected' }, rejected.length);
-      return this.counted(protocol, { kind: 'committed', outcome: { accepted: 0, duplicates: 0, unassigned: 0, rejected } });
+      if (this.counted.has(protocol)) this.options.metrics.readings.inc({ protocol, outcome: 'rejected' }, rejected.length);
+      return this.count(protocol, { kind: 'committed', outcome: { accepted: 0, duplicates: 0, unassigned: 0, rejected } });
     }
     return new Promise<SubmitResult>((resolve) => {
       this.enqueue({ identity, tenantId, entries, rejected, started: performance.now(), resolve });
@@ -146,9 +156,11 @@ export class DmsSink implements DeviceSink {
       }
       const rejected = [...pending.rejected, ...outcome.rejected].sort((a, b) => a.index - b.index);
       const { protocol } = pending.identity;
-      this.options.metrics.readings.inc({ protocol, outcome: 'accepted' }, outcome.accepted);
-      this.options.metrics.readings.inc({ protocol, outcome: 'duplicate' }, outcome.duplicates);
-      this.options.metrics.readings.inc({ protocol, outcome: 'rejected' }, rejected.length);
+      if (this.counted.has(protocol)) {
+        this.options.metrics.readings.inc({ protocol, outcome: 'accepted' }, outcome.accepted);
+        this.options.metrics.readings.inc({ protocol, outcome: 'duplicate' }, outcome.duplicates);
+        this.options.metrics.readings.inc({ protocol, outcome: 'rejected' }, rejected.length);
+      }
       this.resolve(pending, { kind: 'committed', outcome: { accepted: outcome.accepted, duplicates: outcome.duplicates, unassigned: outcome.unassigned, rejected } });
     }
   }
@@ -169,12 +181,12 @@ export class DmsSink implements DeviceSink {
 
   private resolve(pending: Pending, result: SubmitResult, outcome?: string): void {
     const { protocol } = pending.identity;
-    if (result.kind === 'committed') this.options.metrics.ackLatency.observe({ protocol }, (performance.now() - pending.started) / 1000);
-    pending.resolve(this.counted(protocol, result, outcome));
+    if (result.kind === 'committed' && this.counted.has(protocol)) this.options.metrics.ackLatency.observe({ protocol }, (performance.now() - pending.started) / 1000);
+    pending.resolve(this.count(protocol, result, outcome));
   }
 
-  private counted(protocol: DeviceIdentity['protocol'], result: SubmitResult, outcome: string = result.kind): SubmitResult {
-    this.options.metrics.messages.inc({ protocol, outcome });
+  private count(protocol: DeviceProtocol, result: SubmitResult, outcome: string = result.kind): SubmitResult {
+    if (this.counted.has(protocol)) this.options.metrics.messages.inc({ protocol, outcome });
     return result;
   }
 }

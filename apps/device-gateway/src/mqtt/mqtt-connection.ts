@@ -67,7 +67,8 @@ export interface ConnectionHost {
 
 /** One PUBLISH waiting for its acknowledgement, in the order the PUBLISH packets came (MQTT-4.6.0-2). */
 interface AckSlot {
-  packet: Packet | null;
+  /** The acknowledgement once decided: a packet to generate, or its bytes (`pubackBytes`). */
+  packet: Packet | Buffer | null;
   readAt: number;
 }
 
@@ -462,10 +463,18 @@ export class MqttConnection {
   private settle(slot: AckSlot | null, packet: IPublishPacket, reasonCode: number): void {
     if (!slot) return;
     const cmd = packet.qos === 2 ? 'pubrec' : 'puback';
-    slot.packet = this.version === 5 && reasonCode !== Reason.Success ? { cmd, messageId: packet.messageId, reasonCode } : { cmd, messageId: packet.messageId };
+    // The common case, a PUBACK with no reason (MQTT 3.1.1, or MQTT 5 success: the reason code may then be
+    // left out, MQTT 5.0 section 3.4.2.1), written as its 4 bytes rather than through mqtt-packet's generator.
+    slot.packet =
+      cmd === 'puback' && reasonCode === Reason.Success
+        ? pubackBytes(packet.messageId ?? 0)
+        : this.version === 5 && reasonCode !== Reason.Success
+          ? { cmd, messageId: packet.messageId, reasonCode }
+          : { cmd, messageId: packet.messageId };
     for (let head = this.acks[0]; head?.packet; head = this.acks[0]) {
       this.acks.shift();
-      this.write(head.packet);
+      if (Buffer.isBuffer(head.packet)) this.writeBytes(head.packet);
+      else this.write(head.packet);
       this.host.metrics.acknowledged((performance.now() - head.readAt) / 1000);
     }
   }
@@ -496,8 +505,12 @@ export class MqttConnection {
   }
 
   private write(packet: Packet): void {
+    this.writeBytes(mqttPacket.generate(packet, { protocolVersion: this.version }));
+  }
+
+  private writeBytes(bytes: Buffer): void {
     if (this.socket.destroyed || !this.socket.writable) return;
-    this.socket.write(mqttPacket.generate(packet, { protocolVersion: this.version }));
+    this.socket.write(bytes);
   }
 
   private onClose(): void {
@@ -510,6 +523,15 @@ export class MqttConnection {
     this.acks = [];
     this.host.closed(this);
   }
+}
+
+/** A PUBACK without reason code or properties: type 4, remaining length 2, the packet identifier. */
+function pubackBytes(messageId: number): Buffer {
+  const bytes = Buffer.allocUnsafe(4);
+  bytes[0] = 0x40;
+  bytes[1] = 0x02;
+  bytes.writeUInt16BE(messageId, 2);
+  return bytes;
 }
 
 type Parser = ReturnType<typeof mqttPacket.parser>;

@@ -66,9 +66,15 @@ const REFUSAL_REASONS: Partial<Record<MqttRefusal, string>> = { connection_cap: 
  */
 export class DeviceMqttMetrics implements MqttMetrics {
   private readonly labels = { protocol: 'Mqtt' } as const;
+  // The series counted for every message, looked up once: prom-client otherwise hashes the labels on each
+  // call (profiled under bench/device-gateway.mjs: about 5 % of the process's time at 2000 devices).
+  private readonly messages = new Map<MqttMessageOutcome, { inc(): void }>();
+  private readonly readingSeries = new Map<string, { inc(count: number): void }>();
+  private readonly latency: { observe(seconds: number): void };
 
   constructor(private readonly metrics: DeviceMetrics) {
     metrics.connections.set(this.labels, 0);
+    this.latency = metrics.ackLatency.labels(this.labels);
   }
 
   connectionOpened(): void {
@@ -86,14 +92,19 @@ export class DeviceMqttMetrics implements MqttMetrics {
   }
 
   message(outcome: MqttMessageOutcome): void {
-    this.metrics.messages.inc({ ...this.labels, outcome: outcome.replaceAll('_', '-') });
+    let series = this.messages.get(outcome);
+    if (!series) this.messages.set(outcome, (series = this.metrics.messages.labels({ ...this.labels, outcome: outcome.replaceAll('_', '-') })));
+    series.inc();
   }
 
   readings(outcome: 'accepted' | 'duplicate' | 'rejected', count: number): void {
-    if (count > 0) this.metrics.readings.inc({ ...this.labels, outcome }, count);
+    if (count <= 0) return;
+    let series = this.readingSeries.get(outcome);
+    if (!series) this.readingSeries.set(outcome, (series = this.metrics.readings.labels({ ...this.labels, outcome })));
+    series.inc(count);
   }
 
   acknowledged(seconds: number): void {
-    this.metrics.ackLatency.observe(this.labels, seconds);
+    this.latency.observe(seconds);
   }
 }

@@ -9,9 +9,14 @@ export type TeltonikaAuthFailure = 'credentials' | 'address-limit' | 'timeout' |
  */
 export class TeltonikaMetrics {
   private readonly labels = { protocol: 'Teltonika' } as const;
+  // The series counted for every packet, looked up once (as DeviceMqttMetrics does).
+  private readonly messages = new Map<string, { inc(): void }>();
+  private readonly recordSeries = new Map<string, { inc(count: number): void }>();
+  private readonly latency: { observe(seconds: number): void };
 
   constructor(private readonly metrics: DeviceMetrics) {
     metrics.connections.set(this.labels, 0);
+    this.latency = metrics.ackLatency.labels(this.labels);
   }
 
   connectionOpened(): void {
@@ -34,15 +39,20 @@ export class TeltonikaMetrics {
 
   /** `committed`, `limited`, `unavailable`, `revoked` or `malformed`. */
   message(outcome: string): void {
-    this.metrics.messages.inc({ ...this.labels, outcome });
+    let series = this.messages.get(outcome);
+    if (!series) this.messages.set(outcome, (series = this.metrics.messages.labels({ ...this.labels, outcome })));
+    series.inc();
   }
 
   /** `accepted`, `duplicate`, `rejected` (by the judgement) or `empty` (nothing to store). */
   records(outcome: string, count: number): void {
-    if (count > 0) this.metrics.readings.inc({ ...this.labels, outcome }, count);
+    if (count <= 0) return;
+    let series = this.recordSeries.get(outcome);
+    if (!series) this.recordSeries.set(outcome, (series = this.metrics.readings.labels({ ...this.labels, outcome })));
+    series.inc(count);
   }
 
   acknowledged(seconds: number): void {
-    this.metrics.ackLatency.observe(this.labels, seconds);
+    this.latency.observe(seconds);
   }
 }
