@@ -1,6 +1,9 @@
-// The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for the
-// bulk benchmark, one worker), each `node apps/<app>/dist/<entry>.js` with the environment of the
-// Docker image, on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own.
+// The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for
+// `npm run bench` and some others, the worker and the device gateway), each `node apps/<app>/dist/<entry>.js`,
+// on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own. With `asStarted`
+// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: `--enable-source-maps`
+// on the command line, scripts/start-settings.mjs and start-webhooks.mjs, no NODE_ENV); otherwise the
+// environment of the Docker image (NODE_ENV=production, NODE_OPTIONS=--enable-source-maps).
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -12,6 +15,8 @@ import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { resultsDir, root } from './config.mjs';
+import { localSettings } from '../../scripts/start-settings.mjs';
+import { webhookSettings } from '../../scripts/start-webhooks.mjs';
 
 const ENTRIES = {
   gateway: 'apps/gateway/dist/main.js',
@@ -109,9 +114,10 @@ export class BenchStack {
    * @param options.services which processes to run, in start order (the gateway last: its readiness needs the others)
    * @param options.profile start every service with the CPU-profiler preload (see profiler-preload.mjs)
    */
-  constructor(config, { services = ['oms', 'dms', 'gateway'], profile = false, runId = randomUUID().slice(0, 8) } = {}) {
+  constructor(config, { services = ['oms', 'dms', 'gateway'], profile = false, asStarted = false, runId = randomUUID().slice(0, 8) } = {}) {
     this.config = config;
     this.services = services;
+    this.asStarted = asStarted;
     this.profile = profile;
     this.runId = runId;
     this.children = new Map();
@@ -128,11 +134,25 @@ export class BenchStack {
     this.ports.deviceHttp = await freePort();
     this.ports.deviceMqtt = await freePort();
     const databases = databaseNames(this.config);
+    const { NODE_ENV: _nodeEnv, NODE_OPTIONS: _nodeOptions, ...inherited } = process.env;
+    const how = this.asStarted
+      ? {
+          // As `npm start` (scripts/start.mjs) runs each service; BENCH_NODE_ENV and BENCH_NODE_OPTIONS add to it.
+          ...(process.env.BENCH_NODE_ENV ? { NODE_ENV: process.env.BENCH_NODE_ENV } : {}),
+          ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+          OPS_HOST: '127.0.0.1',
+          ...webhookSettings(inherited),
+          // Its log lines as a non-terminal gets them (pretty, no colour): the benchmark writes them to files.
+          ...localSettings(inherited, false),
+        }
+      : {
+          // As in the Docker image.
+          NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
+          NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+        };
     this.env = {
-      ...process.env,
-      // As in the Docker image.
-      NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
-      NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+      ...inherited,
+      ...how,
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),
@@ -185,7 +205,8 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    const args = [...this.config.nodeArgs];
+    // `npm start` passes --enable-source-maps on the command line (scripts/start.mjs).
+    const args = [...(this.asStarted ? ['--enable-source-maps'] : []), ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {
