@@ -8,7 +8,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -169,7 +169,8 @@ export class BenchStack {
       REDIS_URL: this.config.redisUrl,
       REDIS_KEY_PREFIX: `${this.config.prefix}:${this.runId}:`,
       CURSOR_SECRET: 'benchmark-cursor-secret-not-for-production-use',
-      KEY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      // The same for every run of one prefix, so that BENCH_REUSE=1 can open the signing keys the seeding run stored.
+      KEY_ENCRYPTION_KEYS: `bench:${createHash('sha256').update(`benchmark key-encryption key ${this.config.prefix}`).digest('base64')}`,
       // The limiter runs (its Redis round trip is part of every request) but never refuses: the
       // benchmark measures how fast the stack answers, not the configured quotas. Set any of these
       // in the environment to measure with other limits.
@@ -206,7 +207,7 @@ export class BenchStack {
 
   spawnService(name, label) {
     // `npm start` passes --enable-source-maps on the command line (scripts/start.mjs).
-    const args = [...(this.asStarted ? ['--enable-source-maps'] : []), ...this.config.nodeArgs];
+    const args = [...(this.asStarted && process.env.BENCH_SOURCE_MAPS !== '0' ? ['--enable-source-maps'] : []), ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {
