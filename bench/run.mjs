@@ -6,12 +6,14 @@
 // reference on the same rows in the same run, interleaved. The read scenarios run first on the freshly
 // seeded tables, never analyzed, then everything after ANALYZE. Prints tables and writes
 // bench/results/latest.json. See BENCHMARKS.md for the method and bench/lib/config.mjs for the settings.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBenchConfig, resultsDir } from './lib/config.mjs';
 import { brokerPids, CpuMeter } from './lib/cpu.mjs';
 import { issueToken } from './lib/http.mjs';
 import { measure } from './lib/load.mjs';
 import { ensureReferenceDependencies, prepareReferenceData, startReference } from './lib/reference.mjs';
+import { markdown } from './lib/markdown.mjs';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import * as scenarios from './lib/scenarios.mjs';
 import { prepareShareLink, startWithData } from './lib/seed.mjs';
@@ -107,6 +109,9 @@ async function main() {
   results.finishedAt = new Date().toISOString();
   printSummary();
   print(`\nAll figures: ${writeResults('latest.json', results)}`);
+  // The latest table of BENCHMARKS.md, as it is pasted there.
+  writeFileSync(join(resultsDir, 'latest.md'), markdown(results));
+  print(`BENCHMARKS.md's table: ${join(resultsDir, 'latest.md')}`);
 }
 
 /** The scenario, named as measured on tables never analyzed. */
