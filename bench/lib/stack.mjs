@@ -12,6 +12,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { resultsDir, root } from './config.mjs';
@@ -313,9 +314,10 @@ export class BenchStack {
     this.stopping = false;
   }
 
-  /** Stops the services, closes the NATS connection and deletes the run's Redis keys. */
+  /** Stops the services, deletes the run's JetStream streams, closes the NATS connection and deletes the run's Redis keys. */
   async close() {
     await this.stop();
+    if (this.nats) await deleteStreams(this.nats, this.env.NATS_SUBJECT_PREFIX);
     await this.nats?.close();
     await deleteRedisKeys(this.config.redisUrl, this.env?.REDIS_KEY_PREFIX);
   }
@@ -328,6 +330,19 @@ async function httpOk(url) {
     return response.ok;
   } catch {
     return false;
+  }
+}
+
+/** Deletes the JetStream streams whose subjects are all under the run's prefix (events, readings). */
+async function deleteStreams(nats, prefix) {
+  try {
+    const manager = await jetstreamManager(nats);
+    for await (const stream of manager.streams.list()) {
+      const subjects = stream.config.subjects ?? [];
+      if (subjects.length > 0 && subjects.every((subject) => subject.startsWith(prefix))) await manager.streams.delete(stream.config.name);
+    }
+  } catch (error) {
+    process.stderr.write(`could not delete the JetStream streams of ${prefix}*: ${error.message}\n`);
   }
 }
 
