@@ -31,7 +31,8 @@ const PROFILE_WAIT_MS = 30000;
 const config = readBenchConfig();
 const scenarioKey = process.env.BENCH_PROFILE_SCENARIO ?? 'list';
 if (!SCENARIOS[scenarioKey]) throw new Error(`BENCH_PROFILE_SCENARIO must be one of ${Object.keys(SCENARIOS).join(', ')}`);
-const stack = await new BenchStack(config, { profile: true }).prepare();
+// As `npm run bench` runs it: every process of `npm start`, with its settings (bench/lib/stack.mjs, asStarted).
+const stack = await new BenchStack(config, { profile: true, asStarted: true, services: ['oms', 'dms', 'worker', 'gateway', 'device-gateway'] }).prepare();
 const results = { startedAt: new Date().toISOString(), scenario: scenarioKey, config: { ...config } };
 
 async function main() {

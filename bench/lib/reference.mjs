@@ -1,14 +1,15 @@
-// The list-shipments reference (bench/reference/server.mjs, this repository's yardstick) run on
-// the same data as the stack: its database gets its own `shipment` table filled with a copy of the
-// benchmark account's rows (same ids, account, names, statuses, references and paging order), so that
-// the same call, GET /v1/accounts/{our account}/shipments?limit=50, pages through the same 100000 shipments.
+// The reference (bench/reference/server.mjs, this repository's yardstick) run on the same data as the
+// stack: its database gets its own `shipment` and `device` tables filled with a copy of the benchmark
+// account's rows (same ids, paging order and stored API JSON), so that the same calls
+// (GET /v1/accounts/{our account}/shipments?limit=50, .../shipments/{id}, .../devices?limit=50) read the
+// same rows and answer the same bytes.
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { SCHEMA_STATEMENTS, SHIPMENT_COLUMNS } from '../reference/schema.mjs';
+import { DEVICE_COLUMNS, DEVICE_TYPES, SCHEMA_STATEMENTS, SHIPMENT_COLUMNS, SHIPMENT_TYPES } from '../reference/schema.mjs';
 import { benchDir, resultsDir } from './config.mjs';
 import { databaseNames, databaseUrl, freePort, resetDatabases } from './stack.mjs';
 
@@ -35,42 +36,53 @@ export function ensureReferenceDependencies() {
   return 'bench/reference/node_modules';
 }
 
-/** Recreates the reference database with the table of server.mjs and a copy of the account's shipments. */
+/**
+ * Recreates the reference database with the tables of server.mjs and a copy of the account's shipments
+ * (from the OMS) and devices (from the DMS); returns the number of shipments copied.
+ */
 export async function prepareReferenceData(config, accountId) {
   const names = databaseNames(config);
   await resetDatabases(config, [names.reference]);
-  const source = new pg.Client({ connectionString: databaseUrl(config, names.oms) });
   const target = new pg.Client({ connectionString: databaseUrl(config, names.reference) });
-  await source.connect();
   await target.connect();
   try {
-    // The table and index of server.mjs (bench/reference/schema.mjs; it skips both when they exist).
+    // The tables and indexes of server.mjs (bench/reference/schema.mjs; it skips them when they exist).
     for (const statement of SCHEMA_STATEMENTS) await target.query(statement);
+    const shipments = await copyRows(databaseUrl(config, names.oms), target, 'shipments', 'shipment', SHIPMENT_COLUMNS, SHIPMENT_TYPES, accountId);
+    await copyRows(databaseUrl(config, names.dms), target, 'devices', 'device', DEVICE_COLUMNS, DEVICE_TYPES, accountId);
+    await target.query('ANALYZE');
+    return shipments;
+  } finally {
+    await target.end();
+  }
+}
+
+/** Copies the account's rows of `from` (in `sourceUrl`) into `to`, in `seq` order, batch by batch. */
+async function copyRows(sourceUrl, target, from, to, columns, types, accountId) {
+  const source = new pg.Client({ connectionString: sourceUrl });
+  await source.connect();
+  try {
     let after = '0';
     let copied = 0;
     for (;;) {
       const { rows } = await source.query(
-        `SELECT ${SHIPMENT_COLUMNS.join(', ')} FROM shipments
-          WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        `SELECT ${columns.join(', ')} FROM ${from} WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
         [accountId, after, COPY_BATCH],
       );
       if (rows.length === 0) break;
       // bigint arrives as a string (pg's default), which keeps the cursor exact.
       const column = (key) => rows.map((row) => row[key]);
       await target.query(
-        `INSERT INTO shipment (${SHIPMENT_COLUMNS.join(', ')})
-         SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])`,
-        SHIPMENT_COLUMNS.map(column),
+        `INSERT INTO ${to} (${columns.join(', ')}) SELECT * FROM unnest(${types.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`,
+        columns.map(column),
       );
       copied += rows.length;
       after = rows.at(-1).seq;
     }
-    await target.query("SELECT setval(pg_get_serial_sequence('shipment', 'seq'), (SELECT max(seq) FROM shipment))");
-    await target.query('ANALYZE shipment');
+    if (copied > 0) await target.query(`SELECT setval(pg_get_serial_sequence('${to}', 'seq'), (SELECT max(seq) FROM ${to}))`);
     return copied;
   } finally {
     await source.end();
-    await target.end();
   }
 }
 

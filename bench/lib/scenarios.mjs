@@ -130,3 +130,42 @@ export function referenceListShipmentsDeep(data, reference) {
     setupRequest: (request) => ({ ...request, path: prefix + pick(cursors) }),
   };
 }
+
+/** The first yardstick (until issue 35): the same page with three fields per item, about a sixth of the bytes. */
+export function referenceListShipmentsSlim(data, reference) {
+  return {
+    name: 'reference (slim body): list shipments (first page)',
+    url: reference.url,
+    path: `/slim/v1/accounts/${data.readAccountId}/shipments?limit=50`,
+    headers: { authorization: `Bearer ${reference.token}` },
+  };
+}
+
+export function referenceGetShipment(data, reference) {
+  const prefix = `/v1/accounts/${data.readAccountId}/shipments/`;
+  return {
+    name: 'reference: get one shipment',
+    url: reference.url,
+    path: prefix + data.shipmentIds[0],
+    headers: { authorization: `Bearer ${reference.token}` },
+    setupRequest: (request) => ({ ...request, path: prefix + pick(data.shipmentIds) }),
+  };
+}
+
+export function referenceListDevices(data, reference) {
+  return {
+    name: 'reference: list devices (first page)',
+    url: reference.url,
+    path: `/v1/accounts/${data.readAccountId}/devices?limit=50`,
+    headers: { authorization: `Bearer ${reference.token}` },
+  };
+}
+
+/** A consignee's tracking page polling its share link (no token; see prepareShareLink in seed.mjs). */
+export function publicTracking(data) {
+  return {
+    name: 'public tracking (live link)',
+    url: data.base,
+    path: `/v1/public/tracking/${data.shareToken}`,
+  };
+}

@@ -165,3 +165,28 @@ async function stillSeeded(config, previous) {
     await client.end().catch(() => {});
   }
 }
+
+/**
+ * A share link for the public-tracking scenario, in the write account (the read account stays as
+ * seeded): a started shipment with one pallet, its tracker and `positions` readings recorded while
+ * assigned, so the consignee's view carries a track. Returns the link's token.
+ */
+export async function prepareShareLink(base, token, accountId, positions = 100) {
+  const at = `/v1/accounts/${accountId}`;
+  const { body: shipment } = await api(base, 'POST', `${at}/shipments`, { token, body: { name: 'Shared shipment' } });
+  const { body: set } = await api(base, 'POST', `${at}/shipments/${shipment.id}/sets`, { token, body: { name: 'Pallet 1', kind: 'Pallet' } });
+  const { body: device } = await api(base, 'POST', `${at}/devices`, { token, body: { serialNumber: `SHARED-${Date.now()}`, model: 'Bench' } });
+  await api(base, 'PUT', `${at}/shipments/${shipment.id}/sets/${set.id}/devices/${device.id}`, { token });
+  await api(base, 'POST', `${at}/shipments/${shipment.id}/start`, { token });
+  // A track holds only what was recorded after the assignment: stamp the readings after it, in the past.
+  const from = Date.now() + 1;
+  while (Date.now() < from + positions) await new Promise((resolve) => setTimeout(resolve, positions));
+  const readings = Array.from({ length: positions }, (_v, i) => ({
+    deviceId: device.id,
+    recordedAt: new Date(from + i).toISOString(),
+    location: { lat: 51.9 - i * 0.0004, lng: 4.4 + Math.sin(i / 20) * 0.01 },
+  }));
+  await api(base, 'POST', `${at}/readings`, { token, body: { readings } });
+  const { body: link } = await api(base, 'POST', `${at}/shipments/${shipment.id}/share-links`, { token, body: {} });
+  return new URL(link.url).pathname.split('/').pop();
+}

@@ -1,17 +1,23 @@
-// The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for the
-// bulk benchmark, one worker), each `node apps/<app>/dist/<entry>.js` with the environment of the
-// Docker image, on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own.
+// The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for
+// `npm run bench` and some others, the worker and the device gateway), each `node apps/<app>/dist/<entry>.js`,
+// on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own. With `asStarted`
+// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: `--enable-source-maps`
+// on the command line, scripts/start-settings.mjs and start-webhooks.mjs, no NODE_ENV); otherwise the
+// environment of the Docker image (NODE_ENV=production, NODE_OPTIONS=--enable-source-maps).
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { resultsDir, root } from './config.mjs';
+import { localSettings } from '../../scripts/start-settings.mjs';
+import { webhookSettings } from '../../scripts/start-webhooks.mjs';
 
 const ENTRIES = {
   gateway: 'apps/gateway/dist/main.js',
@@ -109,9 +115,10 @@ export class BenchStack {
    * @param options.services which processes to run, in start order (the gateway last: its readiness needs the others)
    * @param options.profile start every service with the CPU-profiler preload (see profiler-preload.mjs)
    */
-  constructor(config, { services = ['oms', 'dms', 'gateway'], profile = false, runId = randomUUID().slice(0, 8) } = {}) {
+  constructor(config, { services = ['oms', 'dms', 'gateway'], profile = false, asStarted = false, runId = randomUUID().slice(0, 8) } = {}) {
     this.config = config;
     this.services = services;
+    this.asStarted = asStarted;
     this.profile = profile;
     this.runId = runId;
     this.children = new Map();
@@ -128,11 +135,25 @@ export class BenchStack {
     this.ports.deviceHttp = await freePort();
     this.ports.deviceMqtt = await freePort();
     const databases = databaseNames(this.config);
+    const { NODE_ENV: _nodeEnv, NODE_OPTIONS: _nodeOptions, ...inherited } = process.env;
+    const how = this.asStarted
+      ? {
+          // As `npm start` (scripts/start.mjs) runs each service; BENCH_NODE_ENV and BENCH_NODE_OPTIONS add to it.
+          ...(process.env.BENCH_NODE_ENV ? { NODE_ENV: process.env.BENCH_NODE_ENV } : {}),
+          ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+          OPS_HOST: '127.0.0.1',
+          ...webhookSettings(inherited),
+          // Its log lines as a non-terminal gets them (pretty, no colour): the benchmark writes them to files.
+          ...localSettings(inherited, false),
+        }
+      : {
+          // As in the Docker image.
+          NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
+          NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+        };
     this.env = {
-      ...process.env,
-      // As in the Docker image.
-      NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
-      NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+      ...inherited,
+      ...how,
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),
@@ -149,7 +170,8 @@ export class BenchStack {
       REDIS_URL: this.config.redisUrl,
       REDIS_KEY_PREFIX: `${this.config.prefix}:${this.runId}:`,
       CURSOR_SECRET: 'benchmark-cursor-secret-not-for-production-use',
-      KEY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      // The same for every run of one prefix, so that BENCH_REUSE=1 can open the signing keys the seeding run stored.
+      KEY_ENCRYPTION_KEYS: `bench:${createHash('sha256').update(`benchmark key-encryption key ${this.config.prefix}`).digest('base64')}`,
       // The limiter runs (its Redis round trip is part of every request) but never refuses: the
       // benchmark measures how fast the stack answers, not the configured quotas. Set any of these
       // in the environment to measure with other limits.
@@ -185,7 +207,8 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    const args = [...this.config.nodeArgs];
+    // `npm start` passes --enable-source-maps on the command line (scripts/start.mjs).
+    const args = [...(this.asStarted && process.env.BENCH_SOURCE_MAPS !== '0' ? ['--enable-source-maps'] : []), ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {
@@ -291,9 +314,10 @@ export class BenchStack {
     this.stopping = false;
   }
 
-  /** Stops the services, closes the NATS connection and deletes the run's Redis keys. */
+  /** Stops the services, deletes the run's JetStream streams, closes the NATS connection and deletes the run's Redis keys. */
   async close() {
     await this.stop();
+    if (this.nats) await deleteStreams(this.nats, this.env.NATS_SUBJECT_PREFIX);
     await this.nats?.close();
     await deleteRedisKeys(this.config.redisUrl, this.env?.REDIS_KEY_PREFIX);
   }
@@ -306,6 +330,19 @@ async function httpOk(url) {
     return response.ok;
   } catch {
     return false;
+  }
+}
+
+/** Deletes the JetStream streams whose subjects are all under the run's prefix (events, readings). */
+async function deleteStreams(nats, prefix) {
+  try {
+    const manager = await jetstreamManager(nats);
+    for await (const stream of manager.streams.list()) {
+      const subjects = stream.config.subjects ?? [];
+      if (subjects.length > 0 && subjects.every((subject) => subject.startsWith(prefix))) await manager.streams.delete(stream.config.name);
+    }
+  } catch (error) {
+    process.stderr.write(`could not delete the JetStream streams of ${prefix}*: ${error.message}\n`);
   }
 }
 

@@ -80,6 +80,9 @@ export function checkNatsConfig<C extends NatsConfig>(config: C): C {
   return config;
 }
 
+/** Outbound bytes nats.js gathers before it writes them at once rather than at the end of the turn. */
+const PENDING_LIMIT_BYTES = 1024 * 1024;
+
 /**
  * The options of every NATS connection of the system, named `name` (the server shows it in its
  * connection list). Reconnection never gives up: a NATS outage of any length ends with every process
@@ -98,6 +101,12 @@ export function natsConnectionOptions(config: NatsConfig, name: string): NodeCon
     // keep their types; only their stacks lose the caller's frames.
     noAsyncTraces: true,
   };
+  // Speed machinery (docs/architecture.md): nats.js writes its outbound buffer as soon as it holds 32 KiB,
+  // which a page of 50 shipments (about 30 KiB of stored JSON since the tracking wave's fields) fills alone,
+  // so every reply of a turn went out in its own system call and `TurnBatch` bought nothing. With room for
+  // a turn's replies they leave together, flushed once per turn as before. The option is nats.js's own,
+  // left out of its type (protocol.ts reads `options.pendingLimit`).
+  (options as NodeConnectionOptions & { pendingLimit: number }).pendingLimit = PENDING_LIMIT_BYTES;
   if (config.NATS_USER !== '') Object.assign(options, { user: config.NATS_USER, pass: config.NATS_PASSWORD });
   if (config.NATS_TOKEN !== '') options.token = config.NATS_TOKEN;
   const authenticator = fileAuthenticator(config);

@@ -31,9 +31,16 @@ export class Authenticator {
    * request; this takes that outcome.
    */
   registerBeforeBody(instance: FastifyInstance): void {
-    instance.addHook('preParsing', async (request, reply, payload) => {
-      if (hasBody(request) && request.routeOptions.url?.startsWith(AUTHENTICATED_PREFIX)) await this.authenticate(request, reply);
-      return payload;
+    // A callback hook, so that a request without a body (every read) passes without a promise of its own.
+    instance.addHook('preParsing', (request, reply, payload, done) => {
+      if (!hasBody(request) || request.routeOptions.url?.startsWith(AUTHENTICATED_PREFIX) !== true) {
+        done(null, payload);
+        return;
+      }
+      this.authenticate(request, reply).then(
+        () => done(null, payload),
+        (error: Error) => done(error),
+      );
     });
   }
 

@@ -4,7 +4,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/internal';
 import type { ModulesContainer } from '@nestjs/core';
 import { ErrorCode } from '@tracking/contracts';
 import { DomainError } from '@tracking/core';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAccountAccess, methodPermission, requiredPermissionOf } from '../accounts/account-access.guard.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { AccessService } from '../identity/access.service.js';
@@ -30,8 +30,7 @@ export function registerBodyAdmission(
   access: AccessService,
 ): void {
   const permissions = routePermissions(modules);
-  instance.addHook('preParsing', async (request, reply, payload) => {
-    if (!announcesBody(request)) return payload;
+  const admit = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (request.is404) throw new DomainError(ErrorCode.RouteNotFound, 'No such route.');
     const route = request.routeOptions.url;
     if (route === ACCOUNT_ROUTE || route?.startsWith(`${ACCOUNT_ROUTE}/`)) {
@@ -39,7 +38,17 @@ export function registerBodyAdmission(
       const permission = permissions.get(`${request.method} ${route}`) ?? methodPermission(request.method);
       await checkAccountAccess(access, principal, (request.params as { accountId?: string }).accountId ?? '', permission);
     }
-    return payload;
+  };
+  // A callback hook, so that a request without a body (every read) passes without a promise of its own.
+  instance.addHook('preParsing', (request, reply, payload, done) => {
+    if (!announcesBody(request)) {
+      done(null, payload);
+      return;
+    }
+    admit(request, reply).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   });
 }
 

@@ -131,7 +131,9 @@ export function configureFastify(instance: FastifyInstance, config: GatewayConfi
     const limit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
     if (typeof limit === 'number') route.bodyLimit = limit;
   });
-  instance.addHook('onRequest', async (request, reply) => {
+  // A callback hook: an async one costs every request a promise for a header.
+  instance.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
 }

@@ -104,9 +104,20 @@ function checkArraySizes(body: Record<string, unknown>, metatype: NonNullable<Ar
   }
 }
 
-/** The properties a DTO class declares rules for, its inherited ones included. */
+const ruled = new WeakMap<object, Set<string>>();
+
+/**
+ * The properties a DTO class declares rules for, its inherited ones included; looked up once per class
+ * (class-validator filters every rule it knows at each call: 1.4 % of the gateway's busy time on list
+ * shipments when it ran per request).
+ */
 function ruledProperties(dto: NonNullable<ArgumentMetadata['metatype']>): Set<string> {
-  return new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((rule) => rule.propertyName));
+  let properties = ruled.get(dto);
+  if (properties === undefined) {
+    properties = new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((rule) => rule.propertyName));
+    ruled.set(dto, properties);
+  }
+  return properties;
 }
 
 const PAGE_PARAMETERS = ruledProperties(PageQuery);
@@ -120,20 +131,38 @@ const PAGE_PARAMETERS = ruledProperties(PageQuery);
  */
 function checkQueryParameters(query: Record<string, unknown>, dto: NonNullable<ArgumentMetadata['metatype']>): void {
   const known = ruledProperties(dto);
+  for (const [name, value] of Object.entries(query)) checkQueryParameter(name, value, known);
+}
+
+/**
+ * Whether the query passes every check of `checkQueryParameters` but the paging parameters' rules, which
+ * the class-validator pass of the whole DTO applies as well (the same decorators, inherited): when it
+ * does and that pass accepts the query, `checkQueryParameters` would have accepted it too, so it need
+ * not run a class-validator pass per paging parameter first. Speed machinery (docs/architecture.md):
+ * those passes were 3 % of the gateway's busy time on list shipments (`?limit=50`).
+ */
+function plainQuery(query: Record<string, unknown>, dto: NonNullable<ArgumentMetadata['metatype']>): boolean {
+  const known = ruledProperties(dto);
   for (const [name, value] of Object.entries(query)) {
-    if (typeof value !== 'string') {
-      throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, `${name} must be given once.`);
-    }
-    if (!known.has(name)) {
-      throw DomainError.invalidParameter(name, ParameterIssue.UnknownField, `${name} is not a parameter of this collection.`);
-    }
-    if (PAGE_PARAMETERS.has(name)) {
-      const errors = validateSync(plainToInstance(PageQuery, { [name]: value }) as object);
-      if (errors.length > 0) throw toInvalidParameter(errors);
-    } else if (!isStorableText(value)) {
-      const message = `${name} contains a NUL character or an unpaired UTF-16 surrogate.`;
-      throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, message);
-    }
+    if (typeof value !== 'string' || !known.has(name)) return false;
+    if (!PAGE_PARAMETERS.has(name) && !isStorableText(value)) return false;
+  }
+  return true;
+}
+
+function checkQueryParameter(name: string, value: unknown, known: Set<string>): void {
+  if (typeof value !== 'string') {
+    throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, `${name} must be given once.`);
+  }
+  if (!known.has(name)) {
+    throw DomainError.invalidParameter(name, ParameterIssue.UnknownField, `${name} is not a parameter of this collection.`);
+  }
+  if (PAGE_PARAMETERS.has(name)) {
+    const errors = validateSync(plainToInstance(PageQuery, { [name]: value }) as object);
+    if (errors.length > 0) throw toInvalidParameter(errors);
+  } else if (!isStorableText(value)) {
+    const message = `${name} contains a NUL character or an unpaired UTF-16 surrogate.`;
+    throw DomainError.invalidParameter(name, ParameterIssue.InvalidFormat, message);
   }
 }
 
@@ -164,7 +193,15 @@ class BodyValidationPipe extends ValidationPipe {
     }
     const query = metadata.metatype;
     if (metadata.type === 'query' && query && query.prototype instanceof StrictQuery) {
-      checkQueryParameters(value as Record<string, unknown>, query);
+      const parameters = value as Record<string, unknown>;
+      if (plainQuery(parameters, query)) {
+        try {
+          return await super.transform(value, metadata);
+        } catch {
+          // Refused: the checks below, in the URL's order, name the first fault as they always did.
+        }
+      }
+      checkQueryParameters(parameters, query);
     }
     return super.transform(value, metadata);
   }
