@@ -16,6 +16,12 @@
 // start a gap of 5 to 30 min during which the device buffers its fixes and sends them all when it is back:
 // readings arriving late, in the device's own order), and one batch sent per minute otherwise.
 // BENCH_ETA_DEBUG=1 also prints the median signed errors per lane and share.
+// BENCH_ETA_ORACLE=1 adds, on the lanes under 200 km, the error floor the generator leaves to any estimator:
+// at half-trip an oracle that knows what no estimator can (the exact road still to drive, the trip's own
+// speed factor, the current speed draw and its time left, a stop going on) replays the rest of the trip 300
+// times with fresh draws of the future (its jams, lights, speed draws; a generator of its own, seeded from
+// BENCH_ETA_SEED, so the main stream is untouched) and answers their median. Its median error over the true
+// remaining time is the column "oracle % rem.".
 // BENCH_ETA_HISTORY (8) trips per lane feed the lane's statistics first; then BENCH_ETA_TRIPS (40) fresh
 // trips per lane are estimated at 25 %, 50 % and 75 % of their true duration (departure to arrival) from the
 // readings received by then, with History (the lane's statistics) and, for comparison, Position alone.
@@ -29,6 +35,7 @@ import { machine, print, table, writeResults } from './lib/report.mjs';
 const int = (name, fallback) => Number(process.env[name] ?? fallback);
 const settings = {
   seed: int('BENCH_ETA_SEED', 33),
+  oracle: process.env.BENCH_ETA_ORACLE === '1',
   historyTrips: int('BENCH_ETA_HISTORY', 8),
   trips: int('BENCH_ETA_TRIPS', 40),
   fixSeconds: 60,
@@ -45,15 +52,20 @@ const LANES = [
   { name: 'long haul 800 km', km: 800, detour: 1.15, kmh: 75, lightsEveryMin: 0 },
 ];
 
-let seed = settings.seed;
-function random() {
-  // mulberry32: a seeded generator so that runs compare.
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+/** mulberry32: a seeded generator so that runs compare. */
+function generator(start) {
+  let seed = start;
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
+const random = generator(settings.seed);
+/** The oracle's own draws of the future (BENCH_ETA_ORACLE), apart from the trips' stream. */
+const oracleRandom = generator(settings.seed ^ 0x5eed);
 const uniform = (a, b) => a + (b - a) * random();
 const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 
@@ -101,6 +113,8 @@ function pointAt(geometry, meters) {
 /** One trip in event time: the fixes (with the time each is received), its true departure and arrival. */
 function simulateTrip(lane, geometry, start) {
   const fixes = [];
+  /** Per second (BENCH_ETA_ORACLE): road position, current speed draw, seconds to the next draw, driving since the break, stop left. */
+  const seconds = [];
   const dwell = uniform(15, 60) * 60;
   const longLane = (geometry.length / (lane.kmh / 3.6)) > 4 * 3600;
   let t = 0;
@@ -140,6 +154,7 @@ function simulateTrip(lane, geometry, start) {
       position = Math.min(geometry.length, position + (lane.kmh / 3.6) * current);
       drivingSinceBreak++;
     }
+    if (settings.oracle) seconds.push([position, current, nextRedraw - t, drivingSinceBreak, Math.max(0, stopUntil - t)]);
     const p = pointAt(geometry, position);
     if (departure === null && !inside(p, geometry.origin)) departure = t;
     if (arrival === null && departure !== null && inside(p, dest)) arrival = t;
@@ -155,7 +170,55 @@ function simulateTrip(lane, geometry, start) {
     if (fix.t >= gapUntil && random() < settings.gapStartShare) gapUntil = fix.t + uniform(5, 30) * 60_000;
     fix.received = fix.t < gapUntil ? gapUntil : fix.t + 2000;
   }
-  return { fixes, departure: start + departure * 1000, arrival: start + arrival * 1000, dwell };
+  return { fixes, departure: start + departure * 1000, arrival: start + arrival * 1000, dwell, seconds, speedFactor, start, longLane };
+}
+
+/**
+ * The oracle's answer (BENCH_ETA_ORACLE) at `at` (ms) of `trip`: the median over 300 replays of the rest of
+ * the trip from its true state then, with the generator's rules and fresh draws of the future.
+ */
+function oracleArrival(lane, trip, at) {
+  const second = Math.round((at - trip.start) / 1000);
+  const arrivalSecond = Math.round((trip.arrival - trip.start) / 1000);
+  const [position, current0, redraw0, driving0, stop0] = trip.seconds[second];
+  const road = trip.seconds[arrivalSecond][0] - position;
+  const replays = [];
+  for (let k = 0; k < 300; k++) {
+    let current = current0;
+    let redraw = redraw0;
+    let driving = driving0;
+    let stopLeft = stop0;
+    let done = 0;
+    let t = 0;
+    while (done < road) {
+      let moving = stopLeft <= 0;
+      if (moving) {
+        if (trip.longLane && driving >= 4.5 * 3600) {
+          stopLeft = 45 * 60;
+          driving = 0;
+          moving = false;
+        } else if (oracleRandom() < 1 / (60 * 60)) {
+          stopLeft = 120 + 480 * oracleRandom();
+          moving = false;
+        } else if (lane.lightsEveryMin > 0 && oracleRandom() < 1 / (lane.lightsEveryMin * 60)) {
+          stopLeft = 20 + 70 * oracleRandom();
+          moving = false;
+        }
+      }
+      if (redraw <= 0) {
+        current = trip.speedFactor * (0.8 + 0.4 * oracleRandom());
+        redraw = 600;
+      }
+      if (moving) {
+        done += (lane.kmh / 3.6) * current;
+        driving++;
+      } else stopLeft--;
+      redraw--;
+      t++;
+    }
+    replays.push(t);
+  }
+  return trip.start + (second + medianOf(replays)) * 1000;
 }
 
 const laneStats = () => ({ n: 0, detour: [0, 0], speed: [0, 0], stopRatio: [0, 0], pace: [0, 0] });
@@ -214,7 +277,7 @@ for (const [index, lane] of LANES.entries()) {
     if (added) addTrip(stats, added);
     start += 2 * 86_400_000;
   }
-  const rows = { history: { 25: [], 50: [], 75: [], rel50: [] }, position: { 25: [], 50: [], 75: [], rel50: [] }, plan: { 25: [], 50: [], 75: [] }, speed: { 25: [], 50: [], 75: [] } };
+  const rows = { oracle50: [], history: { 25: [], 50: [], 75: [], rel50: [] }, position: { 25: [], 50: [], 75: [], rel50: [] }, plan: { 25: [], 50: [], 75: [] }, speed: { 25: [], 50: [], 75: [] } };
   let inside = 0;
   let estimates = 0;
   let insidePosition = 0;
@@ -248,6 +311,9 @@ for (const [index, lane] of LANES.entries()) {
         rows.history[checkpoint.share].push(Math.abs(history.arrivalAt - trip.arrival));
         if (process.env.BENCH_ETA_DEBUG) (rows.signed ??= []).push([checkpoint.share, minutes(history.arrivalAt - trip.arrival), minutes(position.arrivalAt - trip.arrival), minutes(remaining), minutes(history.latestAt - history.earliestAt)]);
         rows.position[checkpoint.share].push(Math.abs(position.arrivalAt - trip.arrival));
+        if (checkpoint.share === 50 && settings.oracle && lane.km < 200 && history.asOf !== null) {
+          rows.oracle50.push(Math.abs(oracleArrival(lane, trip, history.asOf) - trip.arrival) / (trip.arrival - history.asOf));
+        }
         if (checkpoint.share === 50) {
           rows.history.rel50.push(Math.abs(history.arrivalAt - trip.arrival) / remaining);
           rows.position.rel50.push(Math.abs(position.arrivalAt - trip.arrival) / remaining);
@@ -278,6 +344,7 @@ for (const [index, lane] of LANES.entries()) {
     history: { 25: minutes(medianOf(rows.history[25])), 50: minutes(medianOf(rows.history[50])), 75: minutes(medianOf(rows.history[75])) },
     history50OfRemaining: Math.round(medianOf(rows.history.rel50) * 1000) / 10,
     position: { 25: minutes(medianOf(rows.position[25])), 50: minutes(medianOf(rows.position[50])), 75: minutes(medianOf(rows.position[75])) },
+    oracle50OfRemaining: rows.oracle50.length ? Math.round(medianOf(rows.oracle50) * 1000) / 10 : null,
     position50OfRemaining: Math.round(medianOf(rows.position.rel50) * 1000) / 10,
     plan: { 25: minutes(medianOf(rows.plan[25])), 50: minutes(medianOf(rows.plan[50])), 75: minutes(medianOf(rows.plan[75])) },
     speed: { 25: minutes(medianOf(rows.speed[25])), 50: minutes(medianOf(rows.speed[50])), 75: minutes(medianOf(rows.speed[75])) },
@@ -293,11 +360,12 @@ print(`bench:eta  seed ${settings.seed}, ${settings.historyTrips} history + ${se
 print('Median |arrivalAt - true arrival| in minutes at 25 / 50 / 75 % of the trip; "% rem." = median error at half-trip over the true remaining time.');
 print(
   table(
-    ['lane', 'History 25/50/75', '% rem.', 'Position 25/50/75', '% rem.', 'plan 25/50/75', 'dist/speed 25/50/75', 'in range H / P', 'eta_changed/trip', 'beats both at 50 %'],
+    ['lane', 'History 25/50/75', '% rem.', ...(settings.oracle ? ['oracle % rem.'] : []), 'Position 25/50/75', '% rem.', 'plan 25/50/75', 'dist/speed 25/50/75', 'in range H / P', 'eta_changed/trip', 'beats both at 50 %'],
     results.map((r) => [
       r.lane,
       `${r.history[25]} / ${r.history[50]} / ${r.history[75]}`,
       `${r.history50OfRemaining} %`,
+      ...(settings.oracle ? [r.oracle50OfRemaining === null ? '-' : `${r.oracle50OfRemaining} %`] : []),
       `${r.position[25]} / ${r.position[50]} / ${r.position[75]}`,
       `${r.position50OfRemaining} %`,
       `${r.plan[25]} / ${r.plan[50]} / ${r.plan[75]}`,

@@ -95,6 +95,16 @@ describe('laneTripOf', () => {
     expect(trip?.stopRatio).toBe(0);
     expect(laneTripOf(trackOf([[0, 0], [60, 0]]), start, north(6000), 0, 60_000)).toBeNull();
   });
+
+  it('measures the detour to the edge of the destination circle, where the track ends and remainingMeters is measured', () => {
+    // A road with one bend into a 500 m circle 10 km away: the track ends at the circle's edge, 9.5 km north.
+    const east = (meters: number) => meters / (M_PER_DEG * Math.cos((start.lat * Math.PI) / 180));
+    let track: TrackStats | undefined;
+    for (const [seconds, n, e] of [[0, 0, 0], [300, 4750, 1500], [600, 9500, 0]]) track = foldTrack(track, seconds * 1000, north(n).lat, start.lng + east(e), 5);
+    const trip = laneTripOf(track, start, { ...north(10_000), radiusMeters: 500 }, 0, 600_000);
+    // 2 x 4981 m driven over 9500 m to the edge; over the 10 km between the centres it would be 0.996 (the bend lost).
+    expect(trip?.detour).toBeCloseTo((2 * Math.hypot(4750, 1500)) / 9500, 2);
+  });
 });
 
 describe('etaMovedEnough', () => {
