@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import type { EntityManager } from 'typeorm';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { etaOf } from '../shipments/shipment-events.js';
-import { ShipmentRepository } from '../shipments/shipment.repository.js';
+import type { ShipmentOutcomes } from '../evaluation/evaluation-store.js';
 import { EtaRepository, type LaneKey } from './eta.repository.js';
 
 /**
@@ -21,19 +21,18 @@ const LANE_CACHE_MAX = 10_000;
 /**
  * The estimated arrival of the shipments the evaluation evaluates (docs/eta.md): after a shipment's batch
  * is evaluated, in the same transaction, `update` estimates its arrival from the track the engine folded
- * (in event time), its lane's history and its plan, stores it, publishes `shipment.eta_changed` when it
- * moved enough, and, once it is delivered, adds its trip to its lane's statistics.
+ * (in event time), its lane's history and its plan, hands it to the chunk's writes (stored with the other
+ * shipments' of the chunk in one statement at its end), publishes `shipment.eta_changed` when it moved
+ * enough, and, once it is delivered, adds its trip to its lane's statistics.
  */
 @Injectable()
 export class EtaTracker {
   private readonly lanes = new LRUCache<string, { stats: LaneStats | null }>({ max: LANE_CACHE_MAX, ttl: LANE_CACHE_TTL_MS });
 
-  constructor(
-    private readonly repository: EtaRepository,
-    private readonly shipments: ShipmentRepository,
-  ) {}
+  constructor(private readonly repository: EtaRepository) {}
 
-  async update(manager: EntityManager, shipment: ShipmentEntity, state: GeofenceState, places: PlaceIndex): Promise<void> {
+  async update(outcomes: ShipmentOutcomes, shipment: ShipmentEntity, state: GeofenceState, places: PlaceIndex): Promise<void> {
+    const { manager } = outcomes;
     const destination = shipment.destinationId === null ? undefined : places.get(shipment.destinationId);
     if (destination === undefined || state.track === undefined) return;
     const origin = shipment.originId === null ? undefined : places.get(shipment.originId);
@@ -65,7 +64,7 @@ export class EtaTracker {
     const publish = etaMovedEnough(published?.getTime() ?? null, estimate);
     const calculatedAt = new Date();
     const publishedArrivalAt = publish ? new Date(estimate.arrivalAt) : published;
-    await this.shipments.saveEstimate(manager, shipment.id, destination.id, estimate, calculatedAt, publishedArrivalAt);
+    outcomes.saveEstimate({ destinationId: destination.id, estimate, calculatedAt, publishedArrivalAt });
     Object.assign(shipment, {
       etaArrivalAt: new Date(estimate.arrivalAt),
       etaEarliestAt: new Date(estimate.earliestAt),

@@ -23,7 +23,7 @@ interface LaneRow {
 
 /**
  * The lanes' running statistics (`eta_lanes`, `eta_lane_trips`). A shipment's own estimate is a statement
- * on `shipments` and lives with the others in `ShipmentRepository.saveEstimate`.
+ * on `shipments` and lives with the others in `ShipmentRepository.saveEstimates`.
  */
 @Injectable()
 export class EtaRepository {

@@ -20,7 +20,7 @@ import { type ExcursionMeasure, ExcursionRepository } from '../alerts/excursion.
 import { VisitRepository } from '../alerts/visit.repository.js';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
 import { transitionOf } from '../shipments/shipment-lifecycle.js';
-import { ShipmentRepository } from '../shipments/shipment.repository.js';
+import { type EstimateSave, ShipmentRepository } from '../shipments/shipment.repository.js';
 import { recordShipmentEvent, transitionEvent } from '../shipments/shipment-events.js';
 import { type EvaluationRecord, EvaluationRecordRepository, type StateSave } from './evaluation-record.repository.js';
 
@@ -69,6 +69,7 @@ export class EvaluationStore {
       const records = await this.records.lock(manager, open);
       const closing = await this.records.lock(manager, closed, { create: false });
       const saves: StateSave[] = [];
+      const estimates: EstimateSave[] = [];
       const evaluations = entities.flatMap((entity) => {
         const record = isClosed(entity) ? closing.get(entity.id) : records.get(entity.id);
         if (!record) {
@@ -76,11 +77,12 @@ export class EvaluationStore {
           throw new Error(`no evaluation record of shipment ${entity.id}`);
         }
         const scope = { tenantId: entity.tenantId, accountId: entity.accountId, shipmentId: entity.id };
-        const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, saves);
+        const outcomes = new ShipmentOutcomes(manager, scope, entity.status, this.shipments, this.alerts, this.visits, this.excursions, entity, saves, estimates);
         return [{ outcomes, record, closing: isClosed(entity) }];
       });
       const result = await work(evaluations);
       await this.records.save(manager, saves);
+      await this.shipments.saveEstimates(manager, estimates);
       if (closed.length > 0) await this.records.delete(manager, closed.map((entity) => entity.id));
       return result;
     });
@@ -90,7 +92,7 @@ export class EvaluationStore {
 /** The writes of one shipment's evaluation, in the transaction of `EvaluationStore.forEvaluations`. */
 export class ShipmentOutcomes {
   constructor(
-    /** The chunk's transaction (the estimated arrival writes in it too: `EtaTracker`). */
+    /** The chunk's transaction (the estimated arrival's lanes and events are written in it too: `EtaTracker`). */
     readonly manager: EntityManager,
     private readonly scope: ShipmentScope,
     /** The shipment's status, kept until the transaction ends. */
@@ -103,7 +105,14 @@ export class ShipmentOutcomes {
     readonly shipment: ShipmentEntity,
     /** The chunk's new states, written together after the chunk's work. */
     private readonly saves: StateSave[],
+    /** The chunk's estimated arrivals (`EtaTracker`), written together after the chunk's work. */
+    private readonly estimates: EstimateSave[],
   ) {}
+
+  /** The shipment's new estimated arrival, written at the end of the transaction with the chunk's others. */
+  saveEstimate(save: Omit<EstimateSave, 'shipmentId'>): void {
+    this.estimates.push({ ...save, shipmentId: this.scope.shipmentId });
+  }
 
   /**
    * The evaluation's new state, read at `version`, and when the timers must look at the shipment next

@@ -135,7 +135,7 @@ export class ShipmentEvaluator {
     state = signalLoss.state;
     await this.record(outcomes, signalLoss.changes);
     await this.recordExcursions(outcomes, shipment, state);
-    await this.eta.update(outcomes.manager, shipment, state, places);
+    await this.eta.update(outcomes, shipment, state, places);
     const dueAt = earliest(settleDueAt(state, lateness, now), signalLossDue(state, shipment.conditions, shipment.status, shipment.departedAt ?? 0));
     outcomes.saveState(record.version, withoutPending(state), dueAt);
     return state;

@@ -30,6 +30,16 @@ export interface LockedSet {
  * Every statement on the `shipments` table, including those that sets, items, assignments, points of
  * interest and bulk operations make: one place to read for which locks a shipment takes and in which order.
  */
+/** One shipment's estimate to store (`ShipmentRepository.saveEstimates`). */
+export interface EstimateSave {
+  shipmentId: string;
+  destinationId: string;
+  estimate: Estimate;
+  calculatedAt: Date;
+  /** The arrival last published in `shipment.eta_changed` (or what the shipment started with). */
+  publishedArrivalAt: Date | null;
+}
+
 /** A located reading of a shipment's device while assigned: a candidate for the shipment's `lastPosition`. */
 export interface LastPosition {
   shipmentId: string;
@@ -317,25 +327,33 @@ export class ShipmentRepository {
   }
 
   /**
-   * Stores the shipment's estimate for `destinationId` and the arrival last published. Changes neither
-   * `updated_at` nor the version: the estimate is derived from readings, like `lastPosition`.
+   * Stores the estimates of a chunk's shipments, each with the destination it was made for and the arrival
+   * last published, in one statement (one `UPDATE` per shipment was a round trip each inside the chunk's
+   * transaction: `npm run bench:evaluation` with destinations, docs/eta.md). Changes neither `updated_at`
+   * nor the version: an estimate is derived from readings, like `lastPosition`.
    */
-  async saveEstimate(manager: EntityManager, shipmentId: string, destinationId: string, estimate: Estimate, calculatedAt: Date, publishedArrivalAt: Date | null): Promise<void> {
+  async saveEstimates(manager: EntityManager, saves: readonly EstimateSave[]): Promise<void> {
+    if (saves.length === 0) return;
+    const column = <T>(pick: (save: EstimateSave) => T) => saves.map(pick);
     await manager.query(
-      `UPDATE shipments SET eta_arrival_at = $2, eta_earliest_at = $3, eta_latest_at = $4, eta_remaining_meters = $5, eta_basis = $6,
-          eta_as_of = $7, eta_calculated_at = $8, eta_destination_id = $9, eta_published_arrival_at = $10
-        WHERE id = $1`,
+      `UPDATE shipments s SET eta_arrival_at = v.arrival_at, eta_earliest_at = v.earliest_at, eta_latest_at = v.latest_at,
+          eta_remaining_meters = v.remaining_meters, eta_basis = v.basis, eta_as_of = v.as_of, eta_calculated_at = v.calculated_at,
+          eta_destination_id = v.destination_id, eta_published_arrival_at = v.published_arrival_at
+        FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::timestamptz[], $5::float8[], $6::text[], $7::timestamptz[],
+                    $8::timestamptz[], $9::uuid[], $10::timestamptz[])
+          AS v(id, arrival_at, earliest_at, latest_at, remaining_meters, basis, as_of, calculated_at, destination_id, published_arrival_at)
+        WHERE s.id = v.id`,
       [
-        shipmentId,
-        new Date(estimate.arrivalAt),
-        new Date(estimate.earliestAt),
-        new Date(estimate.latestAt),
-        estimate.remainingMeters,
-        estimate.basis,
-        estimate.asOf === null ? null : new Date(estimate.asOf),
-        calculatedAt,
-        destinationId,
-        publishedArrivalAt,
+        column((save) => save.shipmentId),
+        column((save) => new Date(save.estimate.arrivalAt)),
+        column((save) => new Date(save.estimate.earliestAt)),
+        column((save) => new Date(save.estimate.latestAt)),
+        column((save) => save.estimate.remainingMeters),
+        column((save) => save.estimate.basis),
+        column((save) => (save.estimate.asOf === null ? null : new Date(save.estimate.asOf))),
+        column((save) => save.calculatedAt),
+        column((save) => save.destinationId),
+        column((save) => save.publishedArrivalAt),
       ],
     );
   }
