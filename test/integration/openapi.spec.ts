@@ -165,7 +165,8 @@ describe('the OpenAPI document', () => {
       expect(operation.tags?.length, key).toBe(1);
       expect(described.get(operation.tags[0]), `${key}: tag ${operation.tags[0]}`).toBeTruthy();
       expect(operation.summary, key).toBeTruthy();
-      const secured = path.startsWith('/v1/accounts/');
+      // The account routes, and the list of the accounts a token may use.
+      const secured = path === '/v1/accounts' || path.startsWith('/v1/accounts/');
       expect({ key, security: operation.security }).toEqual({ key, security: secured ? [{ bearer: [] }] : [] });
     }
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
