@@ -100,5 +100,6 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Events', description: "The account's event feed: every change, in the order it was recorded; the events webhooks receive." },
   { name: 'Webhooks', description: 'Signed HTTP deliveries of the account\'s events to URLs of its own, and their delivery log.' },
   { name: 'Health', description: 'Probes for load balancers and orchestrators: never rate limited, no token needed.' },
+  { name: 'Console', description: 'The web application for the people who run shipments: a client of this API, served by the gateway.' },
   { name: 'Documentation', description: 'This OpenAPI document and its interactive reference.' },
 ];
