@@ -12,6 +12,14 @@ import { clockPast } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { TestStack } from '../support/stack.js';
 
+/** The browser's storage, as far as the tests read it (the specs compile without the DOM library). */
+interface BrowserGlobals {
+  sessionStorage: { length: number } & Record<string, string>;
+  localStorage: { length: number } & Record<string, string>;
+  document: { cookie: string };
+  caches: { keys(): Promise<string[]> };
+}
+
 /** What the map of the console's current view has drawn, read in the page. */
 interface MapState {
   trackFeatures: number;
@@ -43,6 +51,14 @@ describe('the console', () => {
     accountId = tenant.accountIds[0]!;
     viewer = await stack.identity.createApplication(tenant.tenantId, 'Console viewer', 'Viewer', '*');
     shipmentId = await shipmentOnItsWay(60);
+    // Two more, to make a list: one planned with an arrival time, which gives it an estimate (basis Planned).
+    const milan = (await createPointOfInterest(stack, tenant, { body: { name: 'Milan hub', location: { lat: 45.46, lng: 9.19 }, radiusMeters: 2000 } }))
+      .pointOfInterest;
+    await createShipment(stack, tenant, {
+      name: 'Hamburg to Milan',
+      body: { destinationId: milan.id, plannedArrivalAt: new Date(Date.now() + 3 * 86400_000).toISOString() },
+    });
+    await createShipment(stack, tenant, { name: 'Antwerp to Madrid' });
     // Two alerts: one the Admin acknowledges, one still unacknowledged when the Viewer looks.
     await openAlert(stack, tenant, shipmentId, { deviceId: null });
     await openAlert(stack, tenant, shipmentId, { deviceId: null, kind: AlertKind.Shock, threshold: 5, peakValue: 7 });
@@ -146,11 +162,17 @@ describe('the console', () => {
     expect(cells[2]).toBe('—');
     expect(cells[3]).toMatch(/^51\.\d{4}, 4\.\d{4}/);
     expect(cells[4]).toBe('2');
-    expect(await page.textContent('#shipment-count')).toBe('Shipments 1–1 of 1');
+    expect(await page.textContent('#shipment-count')).toBe('Shipments 1–3 of 3');
+    const planned = await page.locator('#shipments tbody tr').nth(1).locator('td').allTextContents();
+    expect(planned.slice(0, 2)).toEqual(['Hamburg to Milan', 'Planned']);
+    expect(planned[2]).toMatch(/\d{4}/);
     expect(await page.textContent('#account-name')).toBe('Account 1');
     expect(await page.textContent('#role')).toBe('Admin');
     // The token is in sessionStorage; the secret is nowhere.
-    const stored = await page.evaluate(() => JSON.stringify({ session: { ...sessionStorage }, local: { ...localStorage } }));
+    const stored = await page.evaluate(() => {
+      const { sessionStorage, localStorage } = globalThis as unknown as BrowserGlobals;
+      return JSON.stringify({ session: { ...sessionStorage }, local: { ...localStorage } });
+    });
     expect(stored).toContain('accessToken');
     expect(stored).not.toContain(tenant.applicationSecret);
     expect(await page.inputValue('#application-secret')).toBe('');
@@ -174,7 +196,7 @@ describe('the console', () => {
 
     const buttons = page.locator('#alerts button.acknowledge');
     await expect.poll(() => buttons.count()).toBe(2);
-    await page.screenshot({ path: screenshotPath('console-shipment') });
+    await page.screenshot({ path: screenshotPath('console-shipment'), fullPage: true });
     await buttons.first().click();
     await expect.poll(() => buttons.count()).toBe(1);
     // Its event comes through the feed the console follows.
@@ -188,14 +210,26 @@ describe('the console', () => {
     expect(renamed.status, renamed.text).toBe(200);
     await page.locator('#events li[data-type="shipment.updated"]').waitFor({ timeout: 20_000 });
     await expect.poll(() => page.textContent('#shipment-name'), { timeout: 20_000 }).toBe('Cold chain to Antwerp, dock 4');
+    await page.locator('#events').scrollIntoViewIfNeeded();
     await page.screenshot({ path: screenshotPath('console-shipment-events') });
 
     await page.getByRole('link', { name: 'Devices' }).click();
     await page.locator('#device-rows tr').first().waitFor();
     expect(await page.locator('#device-rows tr').first().textContent()).toContain(deviceSerial);
+    // The device at its last location on the devices' map (a point, or a cluster of one page's devices).
+    await page.waitForFunction(
+      () => {
+        const map = (globalThis as unknown as { trackingConsole?: { map?: { loaded(): boolean; getLayer(id: string): unknown; queryRenderedFeatures(g: undefined, o: object): unknown[] } } })
+          .trackingConsole?.map;
+        return map !== undefined && map.loaded() && map.getLayer('device-points') !== undefined && map.queryRenderedFeatures(undefined, { layers: ['device-points', 'device-clusters'] }).length > 0;
+      },
+      undefined,
+      { timeout: 30_000 },
+    );
     await page.screenshot({ path: screenshotPath('console-devices') });
     expectStayedHome(record);
-  });
+    // Software WebGL and two trips through the event feed (outbox, stream, feed, the page's 2 s poll) on a loaded machine.
+  }, 90_000);
 
   it('shows a Viewer everything read-only: the alerts without an acknowledge button', async () => {
     const { page, record } = await newPage();
@@ -215,12 +249,10 @@ describe('the console', () => {
     await page.locator(`#shipments tr[data-id="${shipmentId}"]`).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    const left = await page.evaluate(async () => ({
-      session: sessionStorage.length,
-      local: localStorage.length,
-      cookies: document.cookie,
-      caches: await caches.keys(),
-    }));
+    const left = await page.evaluate(async () => {
+      const { sessionStorage, localStorage, document, caches } = globalThis as unknown as BrowserGlobals;
+      return { session: sessionStorage.length, local: localStorage.length, cookies: document.cookie, caches: await caches.keys() };
+    });
     expect(left).toEqual({ session: 0, local: 0, cookies: '', caches: [] });
     // A reload finds no session either.
     const favicon = faviconLoaded(page);

@@ -51,5 +51,6 @@ export class AccountsController {
 
 function strongestRole(assignments: readonly RoleAssignment[], accountId: string): Role {
   const held = new Set(assignments.filter((a) => a.accountIds === '*' || a.accountIds.includes(accountId)).map((a) => a.role));
-  return ROLE_STRENGTH.find((role) => held.has(role))!;
+  // The account was listed because an assignment covers it, so one of the known roles is held.
+  return ROLE_STRENGTH.find((role) => held.has(role)) ?? Role.Viewer;
 }

@@ -125,7 +125,7 @@ export function shipmentView({ account, feed, reportError, canWrite }, shipmentI
       { class: 'columns' },
       el(
         'div',
-        { class: 'card' },
+        { class: 'card wide' },
         el('h2', {}, 'Alerts'),
         el('table', {}, el('thead', {}, el('tr', {}, ['Kind', 'Status', 'Started', 'Ended', 'Acknowledged', ''].map((h) => el('th', {}, h)))), $.alerts),
       ),
