@@ -7,13 +7,9 @@ import { JwtAuthGuard } from '../auth/jwt-auth.guard.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiController } from '../http/api-controller.js';
 import { ErrorEnvelopeDto } from '../http/common.dto.js';
-import { ROLE_PERMISSIONS, Role, type RoleAssignment } from '../identity/roles.js';
-import { TenantRepository } from '../identity/tenant.repository.js';
 import { PageQuery } from '../paging/page-query.js';
-import { AccountPageDto, type AccountDto } from './account.dto.js';
-
-/** Strongest first: the role shown for an account that several assignments cover. */
-const ROLE_STRENGTH: readonly Role[] = [Role.Admin, Role.Operator, Role.Viewer, Role.Ingest];
+import { AccountPageDto } from './account.dto.js';
+import { AccountsService } from './accounts.service.js';
 
 /** The accounts a token may use: what a client (the console) offers its user to choose from. */
 @ApiTags('Accounts')
@@ -21,7 +17,7 @@ const ROLE_STRENGTH: readonly Role[] = [Role.Admin, Role.Operator, Role.Viewer, 
 @UseGuards(JwtAuthGuard)
 @ApiBearerAuth()
 export class AccountsController {
-  constructor(private readonly tenants: TenantRepository) {}
+  constructor(private readonly accounts: AccountsService) {}
 
   @Get('accounts')
   @ApiOperation({
@@ -33,24 +29,8 @@ export class AccountsController {
   @ApiOkResponse({ type: AccountPageDto, description: 'The accounts under `items`, next to `metadata`.' })
   @ApiBadRequestResponse({ type: ErrorEnvelopeDto, description: 'InvalidParameter: limit, includeTotal or cursor (InvalidCursor), or an unknown parameter.' })
   @ApiUnauthorizedResponse({ description: 'Unauthorized: no, expired or invalid bearer token.' })
-  async list(@Query() query: PageQuery, @Req() request: FastifyRequest & { user?: Principal }): Promise<AccountPageDto> {
-    const principal = request.user;
-    if (!principal) throw new DomainError(ErrorCode.Unauthorized, 'A valid access token is required.');
-    // Assignments come from a jsonb column: a role this version does not know grants nothing, as in isPermitted.
-    const assignments = principal.roleAssignments.filter((assignment) => ROLE_PERMISSIONS[assignment.role] !== undefined);
-    const ids = assignments.some((assignment) => assignment.accountIds === '*')
-      ? '*'
-      : [...new Set(assignments.flatMap((assignment) => assignment.accountIds as string[]))];
-    const page = await this.tenants.findAccountPage(principal.tenantId, principal.applicationId, ids, query.pageRequest());
-    return {
-      items: page.rows.map((account): AccountDto => ({ id: account.id, name: account.name, role: strongestRole(assignments, account.id) })),
-      metadata: page.metadata,
-    };
+  list(@Query() query: PageQuery, @Req() request: FastifyRequest & { user?: Principal }): Promise<AccountPageDto> {
+    if (!request.user) throw new DomainError(ErrorCode.Unauthorized, 'A valid access token is required.');
+    return this.accounts.list(request.user, query.pageRequest());
   }
-}
-
-function strongestRole(assignments: readonly RoleAssignment[], accountId: string): Role {
-  const held = new Set(assignments.filter((a) => a.accountIds === '*' || a.accountIds.includes(accountId)).map((a) => a.role));
-  // The account was listed because an assignment covers it, so one of the known roles is held.
-  return ROLE_STRENGTH.find((role) => held.has(role)) ?? Role.Viewer;
 }

@@ -48,6 +48,21 @@ export async function api(method, path, options = {}) {
   return send(method, path, { ...options, token: session.accessToken });
 }
 
+/**
+ * Every record of a collection, page by page (100 a request), up to `max` (the oldest first, as the API
+ * orders them): for the short collections of one shipment (alerts, visits, devices).
+ */
+export async function listAll(path, key, query = {}, max = 1000) {
+  const records = [];
+  let cursor;
+  do {
+    const page = await api('GET', withQuery(path, { ...query, limit: 100, cursor }));
+    records.push(...page[key]);
+    cursor = page.metadata.nextCursor;
+  } while (cursor && records.length < max);
+  return records;
+}
+
 /** `path` with the query parameters that are set. */
 export function withQuery(path, query = {}) {
   const params = new URLSearchParams();

@@ -46,7 +46,8 @@ export function devicesView({ account, feed, reportError }) {
   async function refresh() {
     try {
       const page = await api('GET', withQuery(`${base}/devices`, { limit: PAGE_SIZE, includeTotal: true, status, cursor }));
-      nextCursor = page.metadata.nextCursor;
+      // The spec: a null, empty or missing nextCursor ends the paging.
+      nextCursor = page.metadata.nextCursor || null;
       const first = previous.length * PAGE_SIZE;
       summary.textContent = page.metadata.total === 0 ? 'No devices.' : `Devices ${first + 1}–${first + page.devices.length} of ${page.metadata.total}`;
       body.replaceChildren(

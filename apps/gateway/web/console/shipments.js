@@ -3,7 +3,7 @@
 // acknowledge, events, visits and devices. Both read again every REFRESH_MS (refresh.js) and when the account's event
 // feed brings something about what they show.
 import { createShipmentMap, fitShipment, showAreas, showPlaces, showPosition, showTracks } from '/maps/map-view.js';
-import { api, withQuery } from './api.js';
+import { api, listAll, withQuery } from './api.js';
 import { concernsShipment } from './feed.js';
 import { describeEvent, el, formatEta, formatPosition, formatTime, statusBadge } from './format.js';
 import { refresher } from './refresh.js';
@@ -49,7 +49,8 @@ export function shipmentListView({ account, feed, reportError }) {
           api('GET', withQuery(`${base}/alerts`, { shipmentId: s.id, status: 'Open', limit: 1, includeTotal: true })).then((a) => a.metadata.total),
         ),
       );
-      nextCursor = page.metadata.nextCursor;
+      // The spec: a null, empty or missing nextCursor ends the paging.
+      nextCursor = page.metadata.nextCursor || null;
       const first = previous.length * PAGE_SIZE;
       summary.textContent =
         page.metadata.total === 0 ? 'No shipments.' : `Shipments ${first + 1}–${first + page.items.length} of ${page.metadata.total}`;
@@ -195,8 +196,7 @@ export function shipmentView({ account, feed, reportError, canWrite }, shipmentI
   }
 
   async function refreshAlerts() {
-    const page = await api('GET', withQuery(`${base}/alerts`, { shipmentId, limit: 100 }));
-    const alerts = page.items.slice().reverse();
+    const alerts = (await listAll(`${base}/alerts`, 'items', { shipmentId })).reverse();
     $.alerts.replaceChildren(
       ...(alerts.length === 0
         ? [el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'No alerts.'))]
@@ -225,8 +225,8 @@ export function shipmentView({ account, feed, reportError, canWrite }, shipmentI
   }
 
   async function refreshVisits() {
-    const page = await api('GET', withQuery(`${base}/shipments/${shipmentId}/visits`, { limit: 100 }));
-    const named = await Promise.all(page.items.map(async (visit) => ({ visit, place: await place(visit.poiId) })));
+    const visits = await listAll(`${base}/shipments/${shipmentId}/visits`, 'items');
+    const named = await Promise.all(visits.map(async (visit) => ({ visit, place: await place(visit.poiId) })));
     $.visits.replaceChildren(
       ...(named.length === 0
         ? [el('li', { class: 'muted' }, 'No visits yet.')]
@@ -234,15 +234,15 @@ export function shipmentView({ account, feed, reportError, canWrite }, shipmentI
             el('li', {}, `${p?.name ?? visit.poiId}: arrived ${formatTime(visit.arrivedAt)}${visit.departedAt ? `, left ${formatTime(visit.departedAt)}` : ''}`),
           )),
     );
-    return page.items;
+    return visits;
   }
 
   async function refreshDevices() {
-    const page = await api('GET', withQuery(`${base}/shipments/${shipmentId}/devices`, { limit: 100 }));
+    const devices = await listAll(`${base}/shipments/${shipmentId}/devices`, 'devices');
     $.devices.replaceChildren(
-      ...(page.devices.length === 0
+      ...(devices.length === 0
         ? [el('tr', {}, el('td', { colspan: 4, class: 'muted' }, 'No devices assigned.'))]
-        : page.devices.map((d) =>
+        : devices.map((d) =>
             el('tr', {}, el('td', {}, d.serialNumber), el('td', {}, d.status), el('td', {}, formatTime(d.lastSeenAt)), el('td', {}, d.batteryLevel === null ? '' : `${d.batteryLevel} %`)),
           )),
     );

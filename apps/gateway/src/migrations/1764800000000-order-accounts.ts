@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * other collection: existing accounts are numbered by (created_at, id), new ones take the next value while
  * holding their tenant's insert lock (TenantRepository.insertAccount).
  */
-export class AccountOrder1764800000000 implements MigrationInterface {
-  name = 'AccountOrder1764800000000';
+export class OrderAccounts1764800000000 implements MigrationInterface {
+  name = 'OrderAccounts1764800000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE accounts ADD COLUMN seq bigint');
