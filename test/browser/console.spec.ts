@@ -243,6 +243,23 @@ describe('the console', () => {
     expectStayedHome(record);
   });
 
+  it('is served by the gateway with a CSP that allows nothing from elsewhere, its files under /console/, anything else there a 404', async () => {
+    const page = await stack.request('GET', '/console');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    for (const directive of csp.split(';').map((part) => part.trim())) expect(directive, csp).not.toMatch(/https?:|\*|blob:|'unsafe-/);
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    for (const label of ['Tenant ID', 'Application ID', 'Application secret']) expect(page.text).toContain(`>${label}</label>`);
+    const script = await stack.request('GET', '/console/app.js');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript|^application\/javascript/);
+    const missing = await stack.request('GET', '/console/nothing-here.js');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('RouteNotFound');
+  });
+
   it('signs out and leaves nothing in the browser’s storage', async () => {
     const { page, record } = await newPage();
     await signIn(page, tenant.applicationId, tenant.applicationSecret);
