@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the gateway's web files into apps/gateway/dist/web/ (run by `npm run build` after tsc):
-// - the page sources of apps/gateway/web/ as they are (plain ES modules and CSS, no bundler);
+// - the page sources of apps/gateway/web/ as they are (plain ES modules and CSS, no bundler): the tracking
+//   page and, under console/, the console (GET /console);
 // - MapLibre GL's CSP build (script, worker, stylesheet) from the installed maplibre-gl;
 // - basemap.json: Natural Earth 1:50m land polygons and country borders from world-atlas (TopoJSON),
 //   converted to one GeoJSON FeatureCollection with topojson-client, coordinates rounded to 4 decimals
@@ -22,7 +23,8 @@ const require = createRequire(import.meta.url);
 rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'maplibre'), { recursive: true });
 
-for (const file of readdirSync(join(root, 'apps/gateway/web'))) cpSync(join(root, 'apps/gateway/web', file), join(out, file));
+// Directories too: the console's modules live in web/console/.
+for (const file of readdirSync(join(root, 'apps/gateway/web'))) cpSync(join(root, 'apps/gateway/web', file), join(out, file), { recursive: true });
 
 const maplibre = dirname(require.resolve('maplibre-gl/package.json'));
 for (const file of ['maplibre-gl-csp.js', 'maplibre-gl-csp-worker.js', 'maplibre-gl.css', 'LICENSE.txt']) {

@@ -266,8 +266,11 @@ if (credentials) {
     `curl -s ${base}/v1/accounts/${accountId}/shipments -H "Authorization: Bearer $(curl -s -X POST ${base}/v1/applications/token ` +
     `-H 'Content-Type: application/json' -d '${body}' | node -pe 'JSON.parse(require(\"fs\").readFileSync(0)).accessToken')"`;
   say(`The stack is ready on ${base}.`);
-  say(`Demo tenant ${tenantId}, account ${accountId}`);
-  say(`Demo Admin application ${applicationId}, secret ${applicationSecret}`);
+  // Labelled as the console's sign-in form labels its fields.
+  say(`Open ${base}/console and sign in with (demo account ${accountId}, role Admin):`);
+  say(`  Tenant ID           ${tenantId}`);
+  say(`  Application ID      ${applicationId}`);
+  say(`  Application secret  ${applicationSecret}`);
   say(`(credentials kept in ${credentialsFile})`);
   say(webhookNotice(process.env));
   say(latenessNotice(process.env));

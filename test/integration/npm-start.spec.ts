@@ -76,6 +76,15 @@ describe('npm start', () => {
 
     const credentials = JSON.parse(readFileSync(join(localDir, 'demo-credentials.json'), 'utf8')) as Record<string, string>;
     const base = `http://localhost:${port}`;
+    // The credentials as the console's sign-in form labels its fields, and the console they open.
+    expect(output).toContain(`Open ${base}/console and sign in with`);
+    expect(output).toMatch(new RegExp(`Tenant ID +${credentials.tenantId}\n`));
+    expect(output).toMatch(new RegExp(`Application ID +${credentials.applicationId}\n`));
+    expect(output).toMatch(new RegExp(`Application secret +${credentials.applicationSecret!.replace(/[^A-Za-z0-9_-]/g, '\\$&')}\n`));
+    const consolePage = await fetch(`${base}/console`);
+    expect(consolePage.status).toBe(200);
+    const html = await consolePage.text();
+    for (const label of ['Tenant ID', 'Application ID', 'Application secret']) expect(html).toContain(`>${label}</label>`);
     const token = await fetch(`${base}/v1/applications/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -7,6 +7,7 @@ import { ErrorCode } from '@tracking/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_ASSET_PATHS } from '../../apps/gateway/src/openapi/docs-page.js';
 import { MAPS_PATH } from '../../apps/gateway/src/share-links/tracking-page.js';
+import { CONSOLE_FILES_PATH } from '../../apps/gateway/src/console/console-page.js';
 import { offlineOpenApiDocument } from '../../apps/gateway/src/openapi/offline-document.js';
 import { openAlert } from '../factories/alert.factory.js';
 import { operationPath } from '../factories/bulk.factory.js';
@@ -128,8 +129,8 @@ describe('the OpenAPI document', () => {
       // Fastify answers HEAD for every GET by itself.
       .filter(({ method }) => method !== 'HEAD')
       .filter(({ path }) => !DOCS_ASSET_PATHS.includes(path))
-      // The tracking page's files (the page itself is documented, as /docs is).
-      .filter(({ path }) => !path.startsWith(MAPS_PATH))
+      // The tracking page's and the console's files (the pages themselves are documented, as /docs is).
+      .filter(({ path }) => !path.startsWith(MAPS_PATH) && !path.startsWith(CONSOLE_FILES_PATH))
       .map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
     expect(routes.length).toBeGreaterThan(40);
     const documented = operationsOf(document).map(({ key }) => key);
@@ -165,7 +166,8 @@ describe('the OpenAPI document', () => {
       expect(operation.tags?.length, key).toBe(1);
       expect(described.get(operation.tags[0]), `${key}: tag ${operation.tags[0]}`).toBeTruthy();
       expect(operation.summary, key).toBeTruthy();
-      const secured = path.startsWith('/v1/accounts/');
+      // The account routes, and the list of the accounts a token may use.
+      const secured = path === '/v1/accounts' || path.startsWith('/v1/accounts/');
       expect({ key, security: operation.security }).toEqual({ key, security: secured ? [{ bearer: [] }] : [] });
     }
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });

@@ -198,6 +198,17 @@ describe('the SDK against the real stack', () => {
       expect(seen.slice(0, 1).concat(seen.slice(2))).toEqual([...created.map(({ id }) => id), seen[1]]);
     });
 
+    it("lists the application's accounts with their role, page by page", async () => {
+      const other = await createTenant(stack, { accounts: 3 });
+      const { client, recording } = clientFor(stack, other);
+      const before = recording.records.length;
+      const accounts = await client.accounts({ limit: 2 }).toArray();
+      expect(accounts).toEqual(other.accountIds.map((id, i) => ({ id, name: `Account ${i + 1}`, role: 'Admin' })));
+      const paths = recording.records.slice(before).map(({ path }) => path).filter((path) => path.startsWith('/v1/accounts'));
+      expect(paths).toHaveLength(2);
+      expect(paths[0]).toBe('/v1/accounts?limit=2');
+    });
+
     it('lists devices under their own key', async () => {
       const other = await createTenant(stack);
       const { account } = clientFor(stack, other);

@@ -32,6 +32,8 @@ export const gatewayConfigSchema = {
   ...natsConfigSchema,
   /** How long the gateway waits for a service's reply before answering 504. */
   RPC_TIMEOUT_MS: env.int({ default: 5000, min: 100, max: 120000 }),
+  /** HMAC key of page cursors of the gateway's own collections (`GET /v1/accounts`); the same value as the services'. */
+  CURSOR_SECRET: env.secret({ developmentDefault: 'local-development-cursor-secret', minLength: 16 }),
   JWT_ISSUER: env.string({ default: 'tracking-gateway' }),
   JWT_AUDIENCE: env.string({ default: 'tracking-api' }),
   /** How long a disabled application's tokens or a changed role may still be honoured. */

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import type { DataSource } from 'typeorm';
+import { AccountsModule } from './accounts/accounts.module.js';
 import { AlertsModule } from './alerts/alerts.module.js';
 import { AssignmentsModule } from './assignments/assignments.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -36,6 +37,7 @@ export class GatewayModule {
         RpcModule,
         ProtectionModule,
         AuthModule,
+        AccountsModule,
         ShipmentsModule,
         PointsOfInterestModule,
         SetsModule,

@@ -1,7 +1,7 @@
 // A map of one shipment drawn with MapLibre GL (loaded before this module as the global `maplibregl`,
 // from /maps/maplibre/maplibre-gl-csp.js) over the basemap the gateway ships: no tiles, no fonts, nothing
-// from outside. Reusable by any page of the gateway: createShipmentMap, then showTrack, showPlaces,
-// showPosition as data arrives, and fitShipment once.
+// from outside. Reusable by any page of the gateway: createShipmentMap, then showTrack (or showTracks),
+// showPlaces, showAreas, showPosition as data arrives, and fitShipment once.
 
 const MAPS = '/maps/';
 const EMPTY = { type: 'FeatureCollection', features: [] };
@@ -24,6 +24,7 @@ function style() {
     version: 8,
     sources: {
       basemap: { type: 'geojson', data: `${MAPS}basemap.json`, attribution: 'Natural Earth' },
+      areas: { type: 'geojson', data: EMPTY },
       track: { type: 'geojson', data: EMPTY },
       places: { type: 'geojson', data: EMPTY },
       position: { type: 'geojson', data: EMPTY },
@@ -37,6 +38,18 @@ function style() {
         source: 'basemap',
         filter: ['==', ['get', 'kind'], 'border'],
         paint: { 'line-color': COLORS.border, 'line-width': 1 },
+      },
+      {
+        id: 'areas',
+        type: 'fill',
+        source: 'areas',
+        paint: { 'fill-color': ['match', ['get', 'kind'], 'origin', COLORS.origin, 'destination', COLORS.destination, COLORS.visit], 'fill-opacity': 0.15 },
+      },
+      {
+        id: 'areas-outline',
+        type: 'line',
+        source: 'areas',
+        paint: { 'line-color': ['match', ['get', 'kind'], 'origin', COLORS.origin, 'destination', COLORS.destination, COLORS.visit], 'line-width': 1.5 },
       },
       {
         id: 'track',
@@ -87,6 +100,22 @@ export function showTrack(map, line) {
   map.getSource('track').setData(line ? { type: 'Feature', properties: {}, geometry: line } : EMPTY);
 }
 
+/** Tracks as a GeoJSON FeatureCollection (one LineString per device, as `GET .../track` answers `application/geo+json`). */
+export function showTracks(map, collection) {
+  map.getSource('track').setData(collection ?? EMPTY);
+}
+
+/**
+ * Geofence circles as `{kind: 'origin' | 'destination' | 'visit', location: {lat, lng}, radiusMeters}`, drawn
+ * to scale (a 64-sided polygon); null entries are skipped.
+ */
+export function showAreas(map, areas) {
+  const features = areas
+    .filter((area) => area && area.location && area.radiusMeters > 0)
+    .map((area) => ({ type: 'Feature', properties: { kind: area.kind }, geometry: circle(area.location, area.radiusMeters) }));
+  map.getSource('areas').setData({ type: 'FeatureCollection', features });
+}
+
 /** Places as `{kind: 'origin' | 'destination' | 'visit', location: {lat, lng}}`; null entries are skipped. */
 export function showPlaces(map, places) {
   const features = places
@@ -111,6 +140,27 @@ export function fitShipment(map, { line, places = [], position = null }) {
 
 function lngLat(location) {
   return [location.lng, location.lat];
+}
+
+const EARTH_RADIUS_METERS = 6371008.8;
+
+/**
+ * A circle of `radiusMeters` around `center` as a polygon: each vertex at that great-circle distance.
+ * Written here rather than taken from @turf/circle: the pages load plain modules without a bundler, and
+ * turf's circle would bring its own module graph (helpers, destination, invariant) for these ten lines.
+ */
+function circle(center, radiusMeters, sides = 64) {
+  const lat = (center.lat * Math.PI) / 180;
+  const lng = (center.lng * Math.PI) / 180;
+  const angular = radiusMeters / EARTH_RADIUS_METERS;
+  const ring = [];
+  for (let i = 0; i <= sides; i++) {
+    const bearing = (2 * Math.PI * (i % sides)) / sides;
+    const lat2 = Math.asin(Math.sin(lat) * Math.cos(angular) + Math.cos(lat) * Math.sin(angular) * Math.cos(bearing));
+    const lng2 = lng + Math.atan2(Math.sin(bearing) * Math.sin(angular) * Math.cos(lat), Math.cos(angular) - Math.sin(lat) * Math.sin(lat2));
+    ring.push([(lng2 * 180) / Math.PI, (lat2 * 180) / Math.PI]);
+  }
+  return { type: 'Polygon', coordinates: [ring] };
 }
 
 function point(location) {

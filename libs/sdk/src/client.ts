@@ -1,6 +1,7 @@
 import { Account } from './account.js';
+import { Listing, type PageQuery } from './paging.js';
 import { type CallOptions, Transport, type TrackingClientOptions } from './transport.js';
-import type { PublicTracking } from './types.js';
+import type { AccountSummary, PublicTracking } from './types.js';
 
 /**
  * The Tracking API client. One per application credentials: it holds the access token that all its calls
@@ -23,6 +24,20 @@ export class TrackingClient {
   /** The resource groups of one account (shipments, sets, items, devices, ...). Cheap: no request. */
   account(accountId: string): Account {
     return new Account(this.transport, accountId);
+  }
+
+  /**
+   * The accounts of the application's tenant that it holds a role on (`GET /v1/accounts`), oldest first,
+   * each with the strongest role the application has there.
+   */
+  accounts(query: PageQuery = {}, options: CallOptions = {}): Listing<AccountSummary> {
+    return new Listing<AccountSummary>(
+      async (pageQuery, callOptions) =>
+        (await this.transport.request<Record<string, unknown>>({ method: 'GET', path: '/v1/accounts', query: pageQuery, ...callOptions })).body,
+      'items',
+      query as Record<string, unknown>,
+      options,
+    );
   }
 
   /**

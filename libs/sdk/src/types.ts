@@ -10,6 +10,10 @@ type QueryOf<Operation> = Operation extends { parameters: { query?: infer Query 
 
 export type { components, operations, paths } from './generated/api.js';
 
+/** One entry of `client.accounts()`: `{id, name, role}`. */
+export type AccountSummary = Schemas['AccountDto'];
+export type Role = Schemas['Role'];
+
 export type Shipment = Schemas['ShipmentDto'];
 export type ShipmentStatus = Schemas['ShipmentStatus'];
 export type CreateShipment = Schemas['CreateShipmentDto'];

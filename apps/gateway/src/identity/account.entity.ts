@@ -13,4 +13,8 @@ export class AccountEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** Creation order within the tenant, for keyset paging (`GET /v1/accounts`); set by the database. */
+  @Column({ type: 'bigint', insert: false, update: false })
+  seq?: string;
 }

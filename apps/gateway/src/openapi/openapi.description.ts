@@ -68,6 +68,7 @@ cannot use.
 /** Every tag an operation may carry, in the order the reference shows them. */
 export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Authentication', description: 'Access tokens for application credentials, and the public keys that verify them.' },
+  { name: 'Accounts', description: "The accounts of the token's tenant that the application holds a role on." },
   { name: 'Shipments', description: 'Shipments and their lifecycle: Planned, InTransit, Delivered, then Completed; or Cancelled.' },
   { name: 'Sets', description: 'The sets of a shipment: groups of items travelling together, each with the devices assigned to it.' },
   { name: 'Items', description: 'The items of a set.' },
@@ -99,5 +100,6 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Events', description: "The account's event feed: every change, in the order it was recorded; the events webhooks receive." },
   { name: 'Webhooks', description: 'Signed HTTP deliveries of the account\'s events to URLs of its own, and their delivery log.' },
   { name: 'Health', description: 'Probes for load balancers and orchestrators: never rate limited, no token needed.' },
+  { name: 'Console', description: 'The web application for the people who run shipments: a client of this API, served by the gateway.' },
   { name: 'Documentation', description: 'This OpenAPI document and its interactive reference.' },
 ];

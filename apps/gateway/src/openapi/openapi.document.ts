@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, type ReferenceObject, type SchemaObject, SwaggerModule } from '@nestjs/swagger';
 import { describeCrossCutting } from './cross-cutting.js';
+import { CONSOLE_PATH, CONSOLE_PATH_ITEM } from '../console/console-page.js';
 import { TRACKING_PAGE_PATH, TRACKING_PAGE_PATH_ITEM } from '../share-links/tracking-page.js';
 import { DOCS_PATH, DOCS_PATH_ITEM } from './docs-page.js';
 import { API_DESCRIPTION, API_TITLE, productVersion, TAGS } from './openapi.description.js';
@@ -33,6 +34,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, builder.build(), { operationIdFactory });
   document.paths[DOCS_PATH] = DOCS_PATH_ITEM;
   document.paths[`${TRACKING_PAGE_PATH}/{token}`] = TRACKING_PAGE_PATH_ITEM;
+  document.paths[CONSOLE_PATH] = CONSOLE_PATH_ITEM;
   describeCrossCutting(document);
   useSchemaExamples(document);
   return document;

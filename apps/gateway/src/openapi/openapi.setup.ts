@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { registerConsolePage } from '../console/console-page.js';
 import { registerTrackingPage } from '../share-links/tracking-page.js';
 import { registerDocsPage } from './docs-page.js';
 import { PublishedOpenApi } from './openapi.controller.js';
@@ -6,10 +7,11 @@ import { createOpenApiDocument } from './openapi.document.js';
 
 /**
  * Builds the OpenAPI document once, for `GET /v1/openapi.json` to serve, and adds the interactive
- * reference at `/docs` and the share links' tracking page at `/track/{token}`. Call after the app is created and before it listens.
+ * reference at `/docs`, the share links' tracking page at `/track/{token}` and the console at `/console`. Call after the app is created and before it listens.
  */
 export async function setupOpenApi(app: NestFastifyApplication): Promise<void> {
   app.get(PublishedOpenApi).publish(createOpenApiDocument(app));
   await registerDocsPage(app.getHttpAdapter().getInstance());
   await registerTrackingPage(app.getHttpAdapter().getInstance());
+  await registerConsolePage(app.getHttpAdapter().getInstance());
 }

@@ -75,6 +75,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the accounts of the token's tenant on which the application holds a role, with cursor paging
+         * @description Any valid token. Accounts of other tenants, and accounts of the tenant the application has no role on, are never listed. Oldest first; `role` is the strongest role the application holds on each.
+         */
+        get: operations["accountsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{accountId}/shipments": {
         parameters: {
             query?: never;
@@ -1053,6 +1073,35 @@ export interface components {
             expiresIn: number;
         };
         /**
+         * @description The application's role on the account; the strongest when several of its role assignments cover it (Admin, Operator, Viewer, Ingest).
+         * @enum {string}
+         */
+        Role: "Admin" | "Operator" | "Viewer" | "Ingest";
+        AccountDto: {
+            /**
+             * Format: uuid
+             * @example 0190a4a0-5d2e-7c4b-9f1a-3b2c1d0e9f8a
+             */
+            id: string;
+            /** @example Benelux cold chain */
+            name: string;
+            /**
+             * @description The application's role on the account; the strongest when several of its role assignments cover it (Admin, Operator, Viewer, Ingest).
+             * @example Operator
+             */
+            role: components["schemas"]["Role"];
+        };
+        PageMetadataDto: {
+            /** @description Opaque; null on the last page. */
+            nextCursor: string | null;
+            /** @description Present when includeTotal=true. */
+            total?: number;
+        };
+        AccountPageDto: {
+            items: components["schemas"]["AccountDto"][];
+            metadata: components["schemas"]["PageMetadataDto"];
+        };
+        /**
          * @description Planned -> InTransit -> Delivered -> Completed; Planned or InTransit -> Cancelled.
          * @enum {string}
          */
@@ -1319,12 +1368,6 @@ export interface components {
             lastPosition: components["schemas"]["ShipmentLastPositionDto"] | null;
             /** @description Read-only: the estimated arrival with its range, recomputed from each evaluated batch of positions (event time); from the plan until a position is known. null without destination, without plan or position, and from Delivered on. Changes neither updatedAt nor the ETag. */
             eta: components["schemas"]["ShipmentEtaDto"] | null;
-        };
-        PageMetadataDto: {
-            /** @description Opaque; null on the last page. */
-            nextCursor: string | null;
-            /** @description Present when includeTotal=true. */
-            total?: number;
         };
         ShipmentPageDto: {
             items: components["schemas"]["ShipmentDto"][];
@@ -3093,6 +3136,65 @@ export interface operations {
                             use?: string;
                         }[];
                     };
+                };
+            };
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    accountsList: {
+        parameters: {
+            query?: {
+                /** @description metadata.nextCursor of the previous page, unchanged, with the same filters; left out for the first page. Opaque. */
+                cursor?: string;
+                /** @description Records per page, 1 to 100 (OutOfRange otherwise), written as a plain integer (InvalidFormat otherwise). */
+                limit?: number;
+                /** @description true to get metadata.total, the count of every record matching the filters; exactly true or false. */
+                includeTotal?: boolean;
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts under `items`, next to `metadata`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountPageDto"];
+                };
+            };
+            /** @description InvalidParameter: limit, includeTotal or cursor (InvalidCursor), or an unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Unauthorized: no, expired or invalid bearer token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedErrorEnvelope"];
                 };
             };
             429: components["responses"]["RateLimitExceeded"];
