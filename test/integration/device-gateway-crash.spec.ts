@@ -1,15 +1,16 @@
 import { randomInt } from 'node:crypto';
-import { connect as connectTcp, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { connectAsync, type MqttClient } from 'mqtt';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AvlRecord, CODEC_8, encodeAvlPacket, encodeHandshake } from '../../apps/device-gateway/src/teltonika/teltonika-codec.js';
+import { type AvlRecord, CODEC_8, encodeAvlPacket } from '../../apps/device-gateway/src/teltonika/teltonika-codec.js';
 import { createDevice, devicesPath } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { type HeldLock, holdRow, lockWaiters, waitUntil } from '../support/ops-endpoints.js';
 import { killServices, spawnService } from '../support/processes.js';
 import { TestStack } from '../support/stack.js';
+import { Tracker } from '../support/teltonika-tracker.js';
 
 /**
  * The DMS killed with SIGKILL in the middle of a batch of device readings (the contract: "A process
@@ -74,7 +75,7 @@ describe('device gateway: the DMS killed in the middle of a batch', { timeout: 1
     );
 
     // Both connected first, then the two messages back to back.
-    const tracker = await Tracker.open(teltonikaPort);
+    const tracker = await Tracker.open(teltonikaPort, sockets);
     expect(await tracker.login(teltonikaDevice.identifier)).toEqual(Buffer.from([0x01]));
     const mqtt = await mqttClient(mqttPort, mqttDevice.identifier, mqttDevice.secret);
     let pubacks = 0;
@@ -192,54 +193,4 @@ function count(n: number): Buffer {
   const out = Buffer.alloc(4);
   out.writeUInt32BE(n);
   return out;
-}
-
-/** A Teltonika device over raw TCP: what it receives, in order. */
-class Tracker {
-  private received = Buffer.alloc(0);
-  private waiter: (() => void) | undefined;
-
-  private constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.received = Buffer.concat([this.received, chunk]);
-      this.waiter?.();
-    });
-    socket.on('error', () => undefined);
-    socket.once('close', () => this.waiter?.());
-  }
-
-  static async open(port: number): Promise<Tracker> {
-    const socket = connectTcp(port, '127.0.0.1');
-    sockets.push(socket);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-    return new Tracker(socket);
-  }
-
-  send(bytes: Buffer): void {
-    this.socket.write(bytes);
-  }
-
-  /** Bytes received and not yet taken by `next`. */
-  get pending(): number {
-    return this.received.length;
-  }
-
-  async login(imei: string): Promise<Buffer> {
-    this.send(encodeHandshake(imei));
-    return this.next(1);
-  }
-
-  /** The next `n` bytes received; fails if the connection closes first. */
-  async next(n: number): Promise<Buffer> {
-    while (this.received.length < n) {
-      if (this.socket.destroyed) throw new Error(`closed after ${this.received.length} of ${n} bytes`);
-      await new Promise<void>((resolve) => (this.waiter = resolve));
-    }
-    const out = this.received.subarray(0, n);
-    this.received = this.received.subarray(n);
-    return out;
-  }
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { connect as connectTcp, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { createTenant, type TestTenant } from '../factories/identity.factory.js'
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { waitUntil } from '../support/ops-endpoints.js';
 import { TestStack } from '../support/stack.js';
+import { Tracker } from '../support/teltonika-tracker.js';
 import { makeTlsFiles, type TlsFiles } from '../support/tls-files.js';
 
 /**
@@ -344,63 +345,4 @@ function run(command: string, args: string[]): Promise<{ code: number | null; ou
       resolve({ code, output });
     });
   });
-}
-
-/** A Teltonika device over raw TCP: what it receives, in order. */
-class Tracker {
-  private received = Buffer.alloc(0);
-  private waiter: (() => void) | undefined;
-  readonly closed: Promise<void>;
-
-  private constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.received = Buffer.concat([this.received, chunk]);
-      this.waiter?.();
-    });
-    socket.on('error', () => undefined);
-    this.closed = new Promise((resolve) => socket.once('close', () => {
-      resolve();
-      this.waiter?.();
-    }));
-  }
-
-  /** A tracker on a socket already connected (a TLS one). */
-  static over(socket: Socket): Tracker {
-    return new Tracker(socket);
-  }
-
-  static async open(port: number, sockets: Socket[]): Promise<Tracker> {
-    const socket = connectTcp(port, '127.0.0.1');
-    sockets.push(socket);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-    return new Tracker(socket);
-  }
-
-  send(bytes: Buffer): void {
-    this.socket.write(bytes);
-  }
-
-  /** Bytes received and not yet taken by `next`. */
-  get pending(): number {
-    return this.received.length;
-  }
-
-  async login(imei: string): Promise<Buffer> {
-    this.send(encodeHandshake(imei));
-    return this.next(1);
-  }
-
-  /** The next `n` bytes received; fails if the connection closes first. */
-  async next(n: number): Promise<Buffer> {
-    while (this.received.length < n) {
-      if (this.socket.destroyed) throw new Error(`closed after ${this.received.length} of ${n} bytes`);
-      await new Promise<void>((resolve) => (this.waiter = resolve));
-    }
-    const out = this.received.subarray(0, n);
-    this.received = this.received.subarray(n);
-    return out;
-  }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { CONSOLE_FILES_PATH, CONSOLE_PATH } from '../../apps/gateway/src/console/console-page.js';
 import { DOCS_PATH } from '../../apps/gateway/src/openapi/docs-page.js';
 import { MAPS_PATH, TRACKING_PAGE_PATH } from '../../apps/gateway/src/share-links/tracking-page.js';
 
@@ -67,6 +68,8 @@ export class RouteCatalog {
       .filter(({ path }) => path !== DOCS_PATH && !path.startsWith(`${DOCS_PATH}/`))
       // So is the share links' tracking page, with the map files it loads.
       .filter(({ path }) => !path.startsWith(`${TRACKING_PAGE_PATH}/`) && !path.startsWith(MAPS_PATH))
+      // And the console (a page of its own, and its scripts and styles).
+      .filter(({ path }) => path !== CONSOLE_PATH && !path.startsWith(CONSOLE_FILES_PATH))
       .map(({ method, path }) => {
         if (!instance.hasRoute({ method: method as never, url: path })) {
           throw new Error(`route-catalog: parsed ${method} ${path} from printRoutes, but Fastify does not know it`);

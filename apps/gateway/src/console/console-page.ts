@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import fastifyStatic from '@fastify/static';
 import type { PathItemObject } from '@nestjs/swagger';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { sendHtmlPage, serveBuiltFiles } from '../http/web-files.js';
 import { MAPS_PATH, TRACKING_PAGE_CSP, WEB_DIRECTORY } from '../share-links/tracking-page.js';
 
 /**
@@ -81,29 +81,7 @@ export async function registerConsolePage(instance: FastifyInstance): Promise<vo
   if (!existsSync(`${root}app.js`)) {
     throw new Error(`The console's files are missing from ${root}: run npm run build (scripts/build-web.mjs).`);
   }
-  instance.get(CONSOLE_PATH, (_request, reply) => sendPage(reply));
-  await instance.register(fastifyStatic, {
-    root,
-    prefix: CONSOLE_FILES_PATH,
-    // One route per file found at start-up: any other path under /console/ is the usual 404 RouteNotFound.
-    wildcard: false,
-    globIgnore: ['**/*.gz'],
-    preCompressed: true,
-    index: false,
-    decorateReply: false,
-    // Short: a new release's console reaches people who keep the tab open within minutes.
-    maxAge: '5m',
-    setHeaders: (reply) => void reply.header('X-Content-Type-Options', 'nosniff'),
-  });
-}
-
-function sendPage(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', TRACKING_PAGE_CSP)
-    .header('Referrer-Policy', 'no-referrer')
-    .header('Cache-Control', 'no-cache')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Robots-Tag', 'noindex, nofollow')
-    .send(PAGE);
+  instance.get(CONSOLE_PATH, (_request, reply) => sendHtmlPage(reply, PAGE, { csp: TRACKING_PAGE_CSP, cacheControl: 'no-cache' }));
+  // Short: a new release's console reaches people who keep the tab open within minutes.
+  await serveBuiltFiles(instance, { root, prefix: CONSOLE_FILES_PATH, maxAge: '5m' });
 }

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import type { PathItemObject } from '@nestjs/swagger';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { sendHtmlPage, serveBuiltFiles } from '../http/web-files.js';
 
 /**
  * The consignee's tracking page at `/track/{token}` and the map files it loads from `/maps/`, all served
@@ -97,29 +97,8 @@ export async function registerTrackingPage(instance: FastifyInstance): Promise<v
   if (!existsSync(`${WEB_DIRECTORY}basemap.json`)) {
     throw new Error(`The tracking page's files are missing from ${WEB_DIRECTORY}: run npm run build (scripts/build-web.mjs).`);
   }
-  instance.get(`${TRACKING_PAGE_PATH}/:token`, (_request, reply) => sendPage(reply));
-  await instance.register(fastifyStatic, {
-    root: WEB_DIRECTORY,
-    prefix: MAPS_PATH,
-    // One route per file found at start-up: any other path under /maps/ is the usual 404 RouteNotFound.
-    wildcard: false,
-    globIgnore: ['**/*.gz'],
-    preCompressed: true,
-    index: false,
-    decorateReply: false,
-    maxAge: '1h',
-    setHeaders: (reply) => void reply.header('X-Content-Type-Options', 'nosniff'),
-  });
-}
-
-function sendPage(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', TRACKING_PAGE_CSP)
-    // The address holds the token: no request the page makes may tell anyone where it came from.
-    .header('Referrer-Policy', 'no-referrer')
-    .header('Cache-Control', 'private, max-age=300')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Robots-Tag', 'noindex, nofollow')
-    .send(PAGE);
+  instance.get(`${TRACKING_PAGE_PATH}/:token`, (_request, reply) =>
+    sendHtmlPage(reply, PAGE, { csp: TRACKING_PAGE_CSP, cacheControl: 'private, max-age=300' }),
+  );
+  await serveBuiltFiles(instance, { root: WEB_DIRECTORY, prefix: MAPS_PATH, maxAge: '1h' });
 }

@@ -4,6 +4,7 @@
 import { COLORS, createShipmentMap } from '/maps/map-view.js';
 import { api, withQuery } from './api.js';
 import { el, formatPosition, formatTime, statusBadge } from './format.js';
+import { pager } from './pager.js';
 import { refresher } from './refresh.js';
 
 const PAGE_SIZE = 100;
@@ -11,10 +12,6 @@ const STATUSES = ['Available', 'Assigned', 'Retired'];
 
 export function devicesView({ account, feed, reportError }) {
   const base = `/v1/accounts/${account.id}`;
-  const previous = [];
-  let cursor;
-  let nextCursor = null;
-  let status = '';
   const body = el('tbody', { id: 'device-rows' });
   const summary = el('p', { class: 'summary', id: 'device-count' });
   const prev = el('button', { type: 'button' }, 'Previous page');
@@ -45,10 +42,8 @@ export function devicesView({ account, feed, reportError }) {
 
   async function refresh() {
     try {
-      const page = await api('GET', withQuery(`${base}/devices`, { limit: PAGE_SIZE, includeTotal: true, status, cursor }));
-      // The spec: a null, empty or missing nextCursor ends the paging.
-      nextCursor = page.metadata.nextCursor || null;
-      const first = previous.length * PAGE_SIZE;
+      const page = await api('GET', withQuery(`${base}/devices`, { limit: PAGE_SIZE, includeTotal: true, status: paging.status, cursor: paging.cursor }));
+      const first = paging.offset(PAGE_SIZE);
       summary.textContent = page.metadata.total === 0 ? 'No devices.' : `Devices ${first + 1}–${first + page.devices.length} of ${page.metadata.total}`;
       body.replaceChildren(
         ...page.devices.map((d) =>
@@ -65,8 +60,7 @@ export function devicesView({ account, feed, reportError }) {
           ),
         ),
       );
-      prev.disabled = previous.length === 0;
-      next.disabled = nextCursor === null;
+      paging.loaded(page.metadata);
       await mapReady;
       const located = page.devices.filter((d) => d.lastLocation);
       map.getSource('devices').setData({
@@ -85,22 +79,7 @@ export function devicesView({ account, feed, reportError }) {
 
   let timer;
   let unsubscribe = () => {};
-  prev.addEventListener('click', () => {
-    cursor = previous.pop();
-    timer.wake();
-  });
-  next.addEventListener('click', () => {
-    if (nextCursor === null) return;
-    previous.push(cursor);
-    cursor = nextCursor;
-    timer.wake();
-  });
-  filter.addEventListener('change', () => {
-    status = filter.value;
-    previous.length = 0;
-    cursor = undefined;
-    timer.wake();
-  });
+  const paging = pager({ prev, next, filter, onChange: () => timer.wake() });
 
   function start() {
     map = createShipmentMap(mapElement);

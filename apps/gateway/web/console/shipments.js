@@ -6,6 +6,7 @@ import { createShipmentMap, fitShipment, showAreas, showPlaces, showPosition, sh
 import { api, listAll, withQuery } from './api.js';
 import { concernsShipment } from './feed.js';
 import { describeEvent, el, formatEta, formatPosition, formatTime, statusBadge } from './format.js';
+import { pager } from './pager.js';
 import { refresher } from './refresh.js';
 
 const PAGE_SIZE = 25;
@@ -16,16 +17,11 @@ const EVENTS_SHOWN = 50;
 
 export function shipmentListView({ account, feed, reportError }) {
   const base = `/v1/accounts/${account.id}`;
-  /** Cursors of the pages before the current one (the first page has none), and the current page's. */
-  const previous = [];
-  let cursor;
-  let status = '';
   const summary = el('p', { class: 'summary', id: 'shipment-count' });
   const body = el('tbody');
   const prev = el('button', { type: 'button', id: 'previous-page' }, 'Previous page');
   const next = el('button', { type: 'button', id: 'next-page' }, 'Next page');
   const filter = el('select', { id: 'status-filter' }, el('option', { value: '' }, 'All'), STATUSES.map((s) => el('option', { value: s }, s)));
-  let nextCursor = null;
 
   const element = el(
     'section',
@@ -43,15 +39,13 @@ export function shipmentListView({ account, feed, reportError }) {
 
   async function refresh() {
     try {
-      const page = await api('GET', withQuery(`${base}/shipments`, { limit: PAGE_SIZE, includeTotal: true, status, cursor }));
+      const page = await api('GET', withQuery(`${base}/shipments`, { limit: PAGE_SIZE, includeTotal: true, status: paging.status, cursor: paging.cursor }));
       const open = await Promise.all(
         page.items.map((s) =>
           api('GET', withQuery(`${base}/alerts`, { shipmentId: s.id, status: 'Open', limit: 1, includeTotal: true })).then((a) => a.metadata.total),
         ),
       );
-      // The spec: a null, empty or missing nextCursor ends the paging.
-      nextCursor = page.metadata.nextCursor || null;
-      const first = previous.length * PAGE_SIZE;
+      const first = paging.offset(PAGE_SIZE);
       summary.textContent =
         page.metadata.total === 0 ? 'No shipments.' : `Shipments ${first + 1}–${first + page.items.length} of ${page.metadata.total}`;
       body.replaceChildren(
@@ -67,8 +61,7 @@ export function shipmentListView({ account, feed, reportError }) {
           ),
         ),
       );
-      prev.disabled = previous.length === 0;
-      next.disabled = nextCursor === null;
+      paging.loaded(page.metadata);
     } catch (error) {
       reportError(error);
     }
@@ -76,23 +69,7 @@ export function shipmentListView({ account, feed, reportError }) {
 
   let timer;
   let unsubscribe = () => {};
-  prev.addEventListener('click', () => {
-    cursor = previous.pop();
-    timer.wake();
-  });
-  next.addEventListener('click', () => {
-    if (nextCursor === null) return;
-    previous.push(cursor);
-    cursor = nextCursor;
-    timer.wake();
-  });
-  filter.addEventListener('change', () => {
-    // A cursor is bound to its filters: a new filter starts from the first page.
-    status = filter.value;
-    previous.length = 0;
-    cursor = undefined;
-    timer.wake();
-  });
+  const paging = pager({ prev, next, filter, onChange: () => timer.wake() });
   function start() {
     timer = refresher(refresh);
     unsubscribe = feed.subscribe((events, { live }) => {

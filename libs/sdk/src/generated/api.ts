@@ -988,6 +988,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console: a web application for the people who run shipments, a client of this API
+         * @description An HTML page that signs in with application credentials (POST /v1/applications/token, the token kept in sessionStorage only) and shows the accounts, shipments with their map, alerts, events and devices through the routes of this document. Its scripts and styles are served by the gateway under /console/ and /maps/; its Content-Security-Policy allows nothing from elsewhere.
+         */
+        get: operations["consolePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -9592,6 +9612,34 @@ export interface operations {
             path: {
                 token: string;
             };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["RateLimitExceeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    consolePage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the response and carried into every log line; otherwise the gateway makes one. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
