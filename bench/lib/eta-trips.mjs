@@ -189,6 +189,7 @@ export function laneTrips(lane, index, { firstStart = Date.UTC(2026, 0, 5, 6), p
     const trip = simulateTrip(lane, geometry, start, { perSecond });
     start += 2 * 86_400_000;
     trip.planned = trip.departure + normal() * 15 * 60_000 + nominal;
+    trip.index = i;
     fresh.push(trip);
   }
   return { lane, geometry, history, fresh };
@@ -238,7 +239,7 @@ export const minutes = (ms) => Math.round((ms / 60_000) * 10) / 10;
 /** A lane's scores, filled checkpoint by checkpoint with `score`. */
 export function laneScores() {
   const shares = () => Object.fromEntries(SHARES.map((share) => [share, []]));
-  return { history: { ...shares(), rel50: [] }, plan: shares(), speed: shares(), estimates: 0, inside: 0, bases: {} };
+  return { history: { ...shares(), rel50: [] }, plan: shares(), speed: shares(), estimates: 0, inside: 0, bases: {}, records: [] };
 }
 
 /**
@@ -254,6 +255,15 @@ export function score(scores, { trip, share, now, received, destination, estimat
   scores.estimates++;
   if (estimate.earliestAt <= trip.arrival && trip.arrival <= estimate.latestAt) scores.inside++;
   scores.bases[estimate.basis] = (scores.bases[estimate.basis] ?? 0) + 1;
+  // Each estimate against the truth, in minutes, so that two runs of the same trips compare estimate by estimate.
+  scores.records.push({
+    trip: trip.index,
+    share,
+    basis: estimate.basis,
+    error: minutes(estimate.arrivalAt - trip.arrival),
+    early: minutes(trip.arrival - estimate.earliestAt),
+    late: minutes(estimate.latestAt - trip.arrival),
+  });
 }
 
 /** The medians of a lane's scores, in minutes; `events` is the count of `shipment.eta_changed` over its fresh trips. */
@@ -267,6 +277,7 @@ export function summarize(lane, scores, events) {
     speed: mins(scores.speed),
     insideRange: Math.round((scores.inside / scores.estimates) * 1000) / 10,
     bases: scores.bases,
+    records: scores.records,
     eventsPerTrip: Math.round((events / settings.trips) * 10) / 10,
     beatsBaselinesAtHalf: medianOf(scores.history[50]) < medianOf(scores.plan[50]) && medianOf(scores.history[50]) < medianOf(scores.speed[50]),
   };
