@@ -42,7 +42,7 @@ const config = {
 /** How long an estimate may take to reach the newest reading posted before the checkpoint counts as missed. */
 const ESTIMATE_TIMEOUT_MS = 120_000;
 /** How long the trips may take to be delivered once their last reading is posted. */
-const DELIVERY_TIMEOUT_MS = 300_000;
+const DELIVERY_TIMEOUT_MS = 120_000;
 const POLL_MS = 50;
 
 const stack = await new BenchStack(config, { services: ['oms', 'dms', 'worker', 'gateway'] }).prepare();

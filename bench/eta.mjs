@@ -2,9 +2,10 @@
 // `npm run bench:eta` (issue 33): how good is the estimated arrival? Generates road trips on several lanes
 // and feeds their readings, batch by batch as a device would deliver them, through the real engine
 // (`evaluate` of @tracking/geofence, which folds the track in event time), the real estimator
-// (`estimateArrival`) and the real lane statistics (`laneTripOf`, summed as the `eta_lanes` upsert sums
-// them); the real publishing rule (`etaMovedEnough`) counts `shipment.eta_changed` events. It does not go
-// through HTTP, NATS or PostgreSQL (the integration spec test/integration/eta.spec.ts covers that path).
+// (`estimateArrival`) and the real lane statistics (`laneTripOf` with the departure and arrival the engine
+// records, summed as the `eta_lanes` upsert sums them); the real publishing rule (`etaMovedEnough`) counts
+// `shipment.eta_changed` events. It does not go through HTTP, NATS or PostgreSQL: `npm run bench:eta-stack`
+// does, with the same trips.
 // Last, the engine-side cost of the track's figures: evaluate() per reading against foldTrack() alone.
 //
 // The trips and their scoring are bench/lib/eta-trips.mjs (its header: the generator's settings), shared with
@@ -87,16 +88,37 @@ function reading(fix) {
   return { deviceId: 'device', recordedAt: fix.t, receivedAt: fix.received, location: { lat: fix.lat, lng: fix.lng, accuracyMeters: 10 } };
 }
 
-/** Feeds the trip's batches through the engine by receipt time; calls `at(now, state, received)` at each delivery. */
-function drive(trip, places, at) {
+/**
+ * Feeds the trip's batches through the engine by receipt time; calls `at(now, state, received)` at each
+ * delivery. Returns the final state and the visits' times the service would record: the departure from the
+ * origin (`departedAt`) and the arrival at the destination (`deliveredAt`, with autoTransitions).
+ */
+function drive(trip, geometry, places, at) {
   let state = null;
   const received = [];
+  const recorded = { departedAt: null, deliveredAt: null };
   for (const { received: now, fixes } of batchesOf(trip)) {
     received.push(...fixes);
-    state = evaluate(state, fixes.map(reading), { places, conditions: null, status: 'InTransit', latenessSeconds: 60, now }).state;
+    const result = evaluate(state, fixes.map(reading), { places, conditions: null, status: 'InTransit', latenessSeconds: 60, now });
+    state = result.state;
+    for (const change of result.changes) {
+      if (change.type === 'departed' && change.poiId === geometry.origin.id) recorded.departedAt ??= Date.parse(change.departedAt);
+      if (change.type === 'arrived' && change.poiId === geometry.destination.id && recorded.departedAt !== null) recorded.deliveredAt ??= Date.parse(change.arrivedAt);
+    }
     at(now, state, received);
   }
-  return state;
+  return { state, ...recorded };
+}
+
+/**
+ * Adds the trip to the lane as the service does once it is delivered: with the recorded departure and
+ * arrival (a visit starts at the first fix inside, up to a minute or more after the true arrival), and not
+ * at all when the readings never showed both.
+ */
+function addDriven(stats, geometry, { state, departedAt, deliveredAt }) {
+  if (departedAt === null || deliveredAt === null) return;
+  const added = laneTripOf(state.track, geometry.origin, geometry.destination, departedAt, deliveredAt);
+  if (added) addTrip(stats, added);
 }
 
 const results = [];
@@ -106,11 +128,7 @@ for (const [index, lane] of LANES.entries()) {
   const { geometry, history, fresh } = laneTrips(lane, index, { perSecond: oracle });
   const places = new PlaceIndex([geometry.origin, geometry.destination]);
   const stats = laneStats();
-  for (const trip of history) {
-    const state = drive(trip, places, () => {});
-    const added = laneTripOf(state.track, geometry.origin, geometry.destination, trip.departure, trip.arrival);
-    if (added) addTrip(stats, added);
-  }
+  for (const trip of history) addDriven(stats, geometry, drive(trip, geometry, places, () => {}));
   const scores = laneScores();
   const position = { 25: [], 50: [], 75: [], rel50: [], inside: 0 };
   const oracle50 = [];
@@ -119,8 +137,7 @@ for (const [index, lane] of LANES.entries()) {
   for (const trip of fresh) {
     const checkpoints = checkpointsOf(trip);
     let published = trip.planned;
-    let last = null;
-    drive(trip, places, (now, state, received) => {
+    const driven = drive(trip, geometry, places, (now, state, received) => {
       const input = { destination: geometry.destination, origin: geometry.origin, plannedArrivalAt: trip.planned, track: state.track, lane: stats };
       const began = process.hrtime.bigint();
       const estimate = estimateArrival(input);
@@ -132,7 +149,6 @@ for (const [index, lane] of LANES.entries()) {
           published = estimate.arrivalAt;
         }
       }
-      last = state;
       for (const checkpoint of checkpoints) {
         if (checkpoint.done || now < checkpoint.at) continue;
         checkpoint.done = true;
@@ -148,8 +164,7 @@ for (const [index, lane] of LANES.entries()) {
         }
       }
     });
-    const added = laneTripOf(last.track, geometry.origin, geometry.destination, trip.departure, trip.arrival);
-    if (added) addTrip(stats, added);
+    addDriven(stats, geometry, driven);
   }
   if (process.env.BENCH_ETA_DEBUG) {
     for (const share of [25, 50, 75]) {
