@@ -159,7 +159,7 @@ async function main() {
    * The trips fed, BENCH_ETA_CONCURRENCY at a time, in `order`. The fresh trips go in the generator's order
    * on every lane (the longer lanes first at each step), as bench:eta adds them to their lanes: fed longest
    * first, the slowest trips of each lane were delivered first and made the lane slower for the rest (every
-   * estimate later than in-process, by a median 1 to 6 min at 25 % over the lanes of seeds 1 and 2).
+   * estimate later than in-process, by a median 0.8 to 5.8 min at 25 % over the lanes of seeds 1 and 2).
    */
   async function feedAll(label, entries, order) {
     const ordered = [...entries].sort(order);
