@@ -2,8 +2,9 @@
 // `npm run bench:device-gateway` (issue 31): the device gateway's core under many trackers, each sending
 // one reading per message with one message in flight (as an MQTT device at QoS 1 does), against the
 // JSON API's batch ingest measured in the same run. Trackers speak HTTP (`POST /v1/readings`, one
-// reading, a keep-alive connection per device) and MQTT (mqtt.js, MQTT 3.1.1, one reading per QoS 1
-// PUBLISH, the next sent once its PUBACK came) to the device gateway's own process.
+// reading, a keep-alive connection per device) and MQTT (MQTT 3.1.1, one reading per QoS 1 PUBLISH, the
+// next sent once its PUBACK came; BENCH_MQTT_CLIENT: `raw` sockets with pre-encoded packets, the default,
+// or `mqttjs` clients, bench/lib/mqtt-fleet.mjs) to the device gateway's own process.
 //
 // Alternates BENCH_RUNS runs of BENCH_DURATION seconds of five scenarios: the device gateway's process
 // over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); the same process over MQTT
@@ -20,7 +21,6 @@
 // also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
 // of the first device scenario after the measured ones, and prints each one's top functions.
 import autocannon from 'autocannon';
-import { connectAsync } from 'mqtt';
 import { connect as connectTcp } from 'node:net';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -34,6 +34,7 @@ import { summarize } from './cpuprofile-summary.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
+import { connectFleet } from './lib/mqtt-fleet.mjs';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import { provision, seedDevices } from './lib/seed.mjs';
 import { BenchStack, databaseNames, freePort, resetDatabases, sleep } from './lib/stack.mjs';
@@ -45,6 +46,7 @@ const config = {
   deviceConnections: Number(process.env.BENCH_DEVICE_CONNECTIONS ?? 500),
   sinkDevices: Number(process.env.BENCH_SINK_DEVICES ?? 2000),
   mqttDevices: Number(process.env.BENCH_MQTT_DEVICES ?? 2000),
+  mqttClient: process.env.BENCH_MQTT_CLIENT ?? 'raw',
   teltonikaConnections: Number(process.env.BENCH_TELTONIKA_CONNECTIONS ?? 500),
   teltonikaRecords: Number(process.env.BENCH_TELTONIKA_RECORDS ?? 10),
   scenarios: (process.env.BENCH_DEVICE_SCENARIOS ?? 'http,mqtt,teltonika,sink,api').split(',').filter(Boolean),
@@ -94,13 +96,12 @@ try {
   });
   const deviceBase = `http://127.0.0.1:${stack.ports.deviceHttp}`;
   // The MQTT devices stay connected across the runs (connecting is not what is measured).
-  const mqttClients = [];
-  for (let i = 0; i < mqttCredentials.length; i += 50) {
-    const batch = mqttCredentials.slice(i, i + 50).map((credential, j) =>
-      connectAsync(`mqtt://127.0.0.1:${stack.ports.deviceMqtt}`, { ...credential, clientId: `bench-${i + j}`, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 60_000, keepalive: 0 }),
-    );
-    mqttClients.push(...(await Promise.all(batch)));
-  }
+  const mqttFleet = await connectFleet(
+    config.mqttClient,
+    stack.ports.deviceMqtt,
+    mqttCredentials.map((credential, index) => ({ ...credential, clientId: `bench-${index}` })),
+    (recordedAt) => JSON.stringify({ recordedAt, temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }),
+  );
   // Every reading gets its own recordedAt, one millisecond apart per device: never a duplicate.
   // Six hours back: a run of every scenario moves it on by about 20 minutes, and the DMS refuses readings
   // more than 5 minutes in the future.
@@ -151,26 +152,7 @@ try {
       ],
     });
   const mqttRun = async (duration) => {
-    const latencies = [];
-    let acknowledged = 0;
-    let failed = 0;
-    const end = Date.now() + duration * 1000;
-    await Promise.all(
-      mqttClients.map(async (client, index) => {
-        const topic = `devices/${mqttCredentials[index].username}/readings`;
-        while (Date.now() < end) {
-          clock += 1;
-          const started = performance.now();
-          try {
-            await client.publishAsync(topic, JSON.stringify({ recordedAt: new Date(clock).toISOString(), temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }), { qos: 1 });
-            latencies.push(performance.now() - started);
-            acknowledged += 1;
-          } catch {
-            failed += 1;
-          }
-        }
-      }),
-    );
+    const { acknowledged, failed, latencies } = await mqttFleet.publish(duration, () => (clock += 1));
     latencies.sort((a, b) => a - b);
     const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
     return { readingsPerSecond: Math.round(acknowledged / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
@@ -295,7 +277,7 @@ try {
     for (const file of await profiles(Object.values(stack.pids()))) print(summarize(JSON.parse(readFileSync(file, 'utf8')), file.split('/').at(-1)).text);
   }
   await sinkGateway.stop();
-  await Promise.all(mqttClients.map((client) => client.endAsync(true)));
+  await mqttFleet.close();
   for (const tracker of trackers) tracker.close();
   const med = (pick) => median(results.runs.map(pick));
   const device = med((r) => r.device.readingsPerSecond);
