@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
 import { ownedBy } from '@tracking/database';
+import type { SqlStatement } from '@tracking/outbox';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
@@ -235,15 +236,17 @@ export class DeviceRepository {
   }
 
   /**
-   * Moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the batch's newest
-   * values, each only when recorded later than the value it holds: a late, older reading never moves
-   * them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
+   * The statement that moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the
+   * batch's newest values, each only when recorded later than the value it holds: a late, older reading
+   * never moves them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
+   * Returned rather than run, so that the ingest sends it with its outbox write (`writeOutbox`'s
+   * `alongside`); undefined when there is nothing to move.
    */
-  async moveLastKnown(manager: EntityManager, updates: LastKnown[]): Promise<void> {
-    if (updates.length === 0) return;
+  moveLastKnownStatement(updates: LastKnown[]): SqlStatement | undefined {
+    if (updates.length === 0) return undefined;
     const time = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
-    await manager.query(
-      `UPDATE devices AS d SET
+    return {
+      sql: `UPDATE devices AS d SET
           last_seen_at = GREATEST(d.last_seen_at, u.seen_at),
           last_location_lat = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lat ELSE d.last_location_lat END,
           last_location_lng = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lng ELSE d.last_location_lng END,
@@ -260,7 +263,7 @@ export class DeviceRepository {
           AND (d.last_seen_at IS NULL OR u.seen_at > d.last_seen_at
             OR u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
             OR u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity'))`,
-      [
+      parameters: [
         updates.map((u) => u.deviceId),
         updates.map((u) => time(u.seenAt)),
         updates.map((u) => time(u.location?.at)),
@@ -270,7 +273,7 @@ export class DeviceRepository {
         updates.map((u) => time(u.battery?.at)),
         updates.map((u) => u.battery?.level ?? null),
       ],
-    );
+    };
   }
 
   /**

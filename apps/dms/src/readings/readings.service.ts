@@ -203,7 +203,7 @@ export class ReadingsService {
     }
 
     const rows = [...first.values()].map(({ row }) => row);
-    const storedCount = await this.readings.insert(manager, scope, receivedAt, rows);
+    const { stored: storedCount, periods } = await this.readings.insert(manager, scope, receivedAt, rows);
     // Every row stored (the usual case), or some keys were stored before: which, from the stored readings' ids.
     const existing = storedCount === rows.length ? undefined : await this.readings.findStored(manager, rows);
     // The keys stored before this batch, each a duplicate (same measurements) or a conflict; the rest are accepted.
@@ -228,11 +228,10 @@ export class ReadingsService {
     }
 
     const stored = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
-    await this.devices.moveLastKnown(manager, lastKnown(stored));
-    // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
-    const periods = stored.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(stored.map((row) => row.deviceId))], ...timeRange(stored));
     const groups = groupByShipment(stored, periods);
-    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS));
+    // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication"); the
+    // devices' last known fields move in the same statement (one round trip fewer).
+    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS), this.devices.moveLastKnownStatement(lastKnown(stored)));
     // Decided from the same periods as the publications, in the same transaction: what the answer says
     // reached no shipment is exactly what no shipment's evaluation gets.
     const unassigned = groups
@@ -449,16 +448,6 @@ function shipmentAt(periods: AssignmentPeriod[], at: number): string | null {
     if (period.assignedAt <= at && (period.releasedAt === null || at < period.releasedAt)) return period.shipmentId;
   }
   return null;
-}
-
-function timeRange(rows: ReadingRow[]): [number, number] {
-  let from = Infinity;
-  let to = -Infinity;
-  for (const row of rows) {
-    if (row.recordedAt < from) from = row.recordedAt;
-    if (row.recordedAt > to) to = row.recordedAt;
-  }
-  return [from, to];
 }
 
 /** Per device, the newest stored reading overall, with a location, and with a battery level. */
