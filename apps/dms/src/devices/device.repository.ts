@@ -236,6 +236,34 @@ export class DeviceRepository {
   }
 
   /**
+   * The devices of these credentials, locked as `lockForReadings` locks them (`FOR NO KEY UPDATE`, in id
+   * order across accounts: the same global order as `lockForReadings`, whose devices are a subset of one
+   * account), with the credentials check in the same statement: by credential id, its device as locked,
+   * for each credential that exists and whose device exists. The device gateway's batches take this
+   * instead of `liveCredentials` and a `lockForReadings` per account (issue 31: one statement where there
+   * were one plus one per account). The credentials are not locked: a device's delete locks the device,
+   * then (cascading) its credentials, and the two orders would deadlock; a credential deleted while the
+   * batch runs lets that one batch through. A device retired or deleted while the statement waited for
+   * its lock is seen as it is now (retired, or absent).
+   */
+  async lockForSubmissions(manager: EntityManager, credentialIds: string[]): Promise<Map<string, IngestDevice & AccountScope>> {
+    if (credentialIds.length === 0) return new Map();
+    const rows: { credential_id: string; id: string; serial_number: string; status: string; tenant_id: string; account_id: string }[] = await manager.query(
+      `SELECT c.id AS credential_id, d.id, d.serial_number, d.status, d.tenant_id, d.account_id
+         FROM devices d JOIN device_credentials c ON c.device_id = d.id
+        WHERE c.id = ANY($1::uuid[])
+        ORDER BY d.id FOR NO KEY UPDATE OF d`,
+      [credentialIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.credential_id,
+        { id: row.id, serialNumber: row.serial_number, retired: row.status === DeviceStatus.Retired, tenantId: row.tenant_id, accountId: row.account_id },
+      ]),
+    );
+  }
+
+  /**
    * The statement that moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the
    * batch's newest values, each only when recorded later than the value it holds: a late, older reading
    * never moves them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
