@@ -2,8 +2,9 @@
 // `npm run bench:device-gateway` (issue 31): the device gateway's core under many trackers, each sending
 // one reading per message with one message in flight (as an MQTT device at QoS 1 does), against the
 // JSON API's batch ingest measured in the same run. Trackers speak HTTP (`POST /v1/readings`, one
-// reading, a keep-alive connection per device) and MQTT (mqtt.js, MQTT 3.1.1, one reading per QoS 1
-// PUBLISH, the next sent once its PUBACK came) to the device gateway's own process.
+// reading, a keep-alive connection per device) and MQTT (MQTT 3.1.1, one reading per QoS 1 PUBLISH, the
+// next sent once its PUBACK came; BENCH_MQTT_CLIENT: `raw` sockets with pre-encoded packets, the default,
+// or `mqttjs` clients, bench/lib/mqtt-fleet.mjs) to the device gateway's own process.
 //
 // Alternates BENCH_RUNS runs of BENCH_DURATION seconds of five scenarios: the device gateway's process
 // over HTTP (BENCH_DEVICE_CONNECTIONS devices, default 500); the same process over MQTT
@@ -12,19 +13,25 @@
 // Codec 8 packets, default 10, the next as soon as the record count of the last came back; raw TCP;
 // acknowledgement latency, send to record count); its sink alone, in this process, with
 // BENCH_SINK_DEVICES (default 2000) devices each submitting one reading at a time (what an MQTT listener
-// asks of it, without MQTT); and the API (batches of 1000 readings, 4 in flight). Every reading and record
+// asks of it, without MQTT); the API (batches of 1000 readings, 4 in flight); and the floor under all of
+// them, PostgreSQL alone (`bare`): BENCH_BARE_BATCH (500) readings of as many devices per transaction, 4 in
+// flight on the DMS's database, each transaction a bare batched INSERT into a copy of the readings table
+// (`bare_readings`, its key and index, no partitions, as bench/readings.mjs) and an UPDATE of the devices'
+// last_seen_at (their api_json trigger runs), what any ingest of one reading per device must at least
+// write; the batch size is about what the sink gathers from 2000 devices with 4 calls in flight. Every reading and record
 // is new (its own recordedAt), so each one is inserted. Prints readings/s, p50/p99 of a message, packet or
 // batch, the ratios, and the load average. Rate limits are off (as in every benchmark).
-// BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api) runs some only; the API is the
+// BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api, bare) runs some only; the API is the
 // reference and always runs. BENCH_PREFIX names the databases (default bench_devices). BENCH_PROFILE=1
 // also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
 // of the first device scenario after the measured ones, and prints each one's top functions.
 import autocannon from 'autocannon';
-import { connectAsync } from 'mqtt';
+import pg from 'pg';
 import { connect as connectTcp } from 'node:net';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { READING_VALUES } from '@tracking/contracts';
 import { createLogger } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { readDeviceGatewayConfig } from '../apps/device-gateway/dist/config.js';
@@ -34,9 +41,10 @@ import { summarize } from './cpuprofile-summary.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
+import { connectFleet } from './lib/mqtt-fleet.mjs';
 import { machine, print, table, writeResults } from './lib/report.mjs';
 import { provision, seedDevices } from './lib/seed.mjs';
-import { BenchStack, databaseNames, freePort, resetDatabases, sleep } from './lib/stack.mjs';
+import { BenchStack, databaseNames, databaseUrl, freePort, resetDatabases, sleep } from './lib/stack.mjs';
 
 const base = readBenchConfig();
 const config = {
@@ -45,11 +53,13 @@ const config = {
   deviceConnections: Number(process.env.BENCH_DEVICE_CONNECTIONS ?? 500),
   sinkDevices: Number(process.env.BENCH_SINK_DEVICES ?? 2000),
   mqttDevices: Number(process.env.BENCH_MQTT_DEVICES ?? 2000),
+  mqttClient: process.env.BENCH_MQTT_CLIENT ?? 'raw',
   teltonikaConnections: Number(process.env.BENCH_TELTONIKA_CONNECTIONS ?? 500),
   teltonikaRecords: Number(process.env.BENCH_TELTONIKA_RECORDS ?? 10),
-  scenarios: (process.env.BENCH_DEVICE_SCENARIOS ?? 'http,mqtt,teltonika,sink,api').split(',').filter(Boolean),
+  scenarios: (process.env.BENCH_DEVICE_SCENARIOS ?? 'http,mqtt,teltonika,sink,api,bare').split(',').filter(Boolean),
   apiBatch: 1000,
   apiInFlight: 4,
+  bareBatch: Number(process.env.BENCH_BARE_BATCH ?? 500),
 };
 const runs = (scenario) => config.scenarios.includes(scenario);
 if (!runs('http')) config.deviceConnections = 0;
@@ -94,13 +104,12 @@ try {
   });
   const deviceBase = `http://127.0.0.1:${stack.ports.deviceHttp}`;
   // The MQTT devices stay connected across the runs (connecting is not what is measured).
-  const mqttClients = [];
-  for (let i = 0; i < mqttCredentials.length; i += 50) {
-    const batch = mqttCredentials.slice(i, i + 50).map((credential, j) =>
-      connectAsync(`mqtt://127.0.0.1:${stack.ports.deviceMqtt}`, { ...credential, clientId: `bench-${i + j}`, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 60_000, keepalive: 0 }),
-    );
-    mqttClients.push(...(await Promise.all(batch)));
-  }
+  const mqttFleet = await connectFleet(
+    config.mqttClient,
+    stack.ports.deviceMqtt,
+    mqttCredentials.map((credential, index) => ({ ...credential, clientId: `bench-${index}` })),
+    (recordedAt) => JSON.stringify({ recordedAt, temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }),
+  );
   // Every reading gets its own recordedAt, one millisecond apart per device: never a duplicate.
   // Six hours back: a run of every scenario moves it on by about 20 minutes, and the DMS refuses readings
   // more than 5 minutes in the future.
@@ -151,26 +160,7 @@ try {
       ],
     });
   const mqttRun = async (duration) => {
-    const latencies = [];
-    let acknowledged = 0;
-    let failed = 0;
-    const end = Date.now() + duration * 1000;
-    await Promise.all(
-      mqttClients.map(async (client, index) => {
-        const topic = `devices/${mqttCredentials[index].username}/readings`;
-        while (Date.now() < end) {
-          clock += 1;
-          const started = performance.now();
-          try {
-            await client.publishAsync(topic, JSON.stringify({ recordedAt: new Date(clock).toISOString(), temperatureC: 4.5, location: { lat: 51.9, lng: 4.4 } }), { qos: 1 });
-            latencies.push(performance.now() - started);
-            acknowledged += 1;
-          } catch {
-            failed += 1;
-          }
-        }
-      }),
-    );
+    const { acknowledged, failed, latencies } = await mqttFleet.publish(duration, () => (clock += 1));
     latencies.sort((a, b) => a - b);
     const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
     return { readingsPerSecond: Math.round(acknowledged / duration), p50: at(0.5), p99: at(0.99), non2xx: failed, errors: 0 };
@@ -257,12 +247,34 @@ try {
     errors: result.errors,
   });
 
+  // The floor: PostgreSQL alone writing what one reading per device must write (see the header).
+  const bare = runs('bare') ? await bareWriter(databaseUrl(config, databaseNames(config).dms), credentials.tenantId, writeAccountId) : undefined;
+  const bareRun = async (duration) => {
+    const latencies = [];
+    let stored = 0;
+    const end = Date.now() + duration * 1000;
+    await Promise.all(
+      Array.from({ length: config.apiInFlight }, async (_, lane) => {
+        const devices = Array.from({ length: config.bareBatch }, (_, i) => deviceIds[(lane * config.bareBatch + i) % deviceIds.length]);
+        while (Date.now() < end) {
+          const started = performance.now();
+          stored += await bare.write(devices, devices.map(() => (clock += 1)));
+          latencies.push(performance.now() - started);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+    return { readingsPerSecond: Math.round(stored / duration), p50: at(0.5), p99: at(0.99), non2xx: 0, errors: 0 };
+  };
+
   if (config.warmup > 0) {
     if (runs('http')) await deviceRun(config.warmup);
     if (runs('mqtt')) await mqttRun(config.warmup);
     if (runs('teltonika')) await teltonikaRun(config.warmup);
     if (runs('sink')) await sinkRun(config.warmup);
     await apiRun(config.warmup);
+    if (runs('bare')) await bareRun(config.warmup);
   }
   for (let run = 1; run <= config.runs; run++) {
     const loadBefore = loadavg()[0];
@@ -271,12 +283,13 @@ try {
     const teltonika = runs('teltonika') ? await teltonikaRun(config.duration) : skipped;
     const sink = runs('sink') ? await sinkRun(config.duration) : skipped;
     const reference = figures(await apiRun(config.duration), config.apiBatch);
-    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, teltonika, sink, api: reference });
+    const floor = runs('bare') ? await bareRun(config.duration) : skipped;
+    results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, teltonika, sink, api: reference, bare: floor });
     print(
       `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), MQTT ${mqtt.readingsPerSecond}/s (PUBACK p50 ${mqtt.p50} ms, p99 ${mqtt.p99} ms), ` +
         `Teltonika ${teltonika.readingsPerSecond} records/s (ack p50 ${teltonika.p50} ms, p99 ${teltonika.p99} ms), ` +
         `sink ${sink.readingsPerSecond}/s (p99 ${sink.p99} ms), ` +
-        `API ${reference.readingsPerSecond}/s, load ${loadBefore.toFixed(2)}`,
+        `API ${reference.readingsPerSecond}/s, bare ${floor.readingsPerSecond}/s (p99 ${floor.p99} ms), load ${loadBefore.toFixed(2)}`,
     );
   }
   if (stack.profile) {
@@ -295,7 +308,8 @@ try {
     for (const file of await profiles(Object.values(stack.pids()))) print(summarize(JSON.parse(readFileSync(file, 'utf8')), file.split('/').at(-1)).text);
   }
   await sinkGateway.stop();
-  await Promise.all(mqttClients.map((client) => client.endAsync(true)));
+  await bare?.close();
+  await mqttFleet.close();
   for (const tracker of trackers) tracker.close();
   const med = (pick) => median(results.runs.map(pick));
   const device = med((r) => r.device.readingsPerSecond);
@@ -316,6 +330,7 @@ try {
         ],
         [`its sink alone, ${config.sinkDevices} devices, 1 reading per submit`, med((r) => r.sink.readingsPerSecond), med((r) => r.sink.p50), med((r) => r.sink.p99), med((r) => r.sink.non2xx)],
         [`JSON API, ${config.apiBatch} per batch, ${config.apiInFlight} in flight`, reference, med((r) => r.api.p50), med((r) => r.api.p99), med((r) => r.api.non2xx)],
+        [`bare: PostgreSQL alone, ${config.bareBatch} devices x 1 reading per transaction, ${config.apiInFlight} in flight`, med((r) => r.bare.readingsPerSecond), med((r) => r.bare.p50), med((r) => r.bare.p99), 0],
       ],
     ),
   );
@@ -336,10 +351,49 @@ try {
     api: reference,
     ratio: device / Math.max(1, reference),
     sinkRatio: sink / Math.max(1, reference),
+    bare: med((r) => r.bare.readingsPerSecond),
   };
   writeResults('device-gateway', results);
 } finally {
   await stack.close();
+}
+
+/**
+ * The floor's writer on the DMS's database: `write(deviceIds, recordedAts)` stores one reading per device
+ * in `bare_readings` and moves each device's last known fields, in one transaction; resolves with the
+ * rows stored.
+ */
+async function bareWriter(url, tenantId, accountId) {
+  const columns = READING_VALUES.map((value) => value.column);
+  const pool = new pg.Pool({ connectionString: url, max: config.apiInFlight });
+  await pool.query('CREATE TABLE IF NOT EXISTS bare_readings (LIKE readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)');
+  const insert = `
+    INSERT INTO bare_readings (id, tenant_id, account_id, device_id, recorded_at, received_at, ${columns.join(', ')})
+    SELECT gen_random_uuid(), $1, $2, u.device_id, u.recorded_at, now(), ${columns.map((c) => (c === 'lat' || c === 'lng' || c === 'temperature_c' ? `u.${c}` : 'NULL')).join(', ')}
+      FROM unnest($3::uuid[], $4::timestamptz[], $5::float8[], $6::float8[], $7::float8[]) AS u (device_id, recorded_at, lat, lng, temperature_c)
+    ON CONFLICT DO NOTHING`;
+  const move = `
+    UPDATE devices AS d SET last_seen_at = u.seen_at, last_location_lat = u.lat, last_location_lng = u.lng, last_location_recorded_at = u.seen_at
+      FROM unnest($1::uuid[], $2::timestamptz[], $3::float8[], $4::float8[]) AS u (id, seen_at, lat, lng)
+     WHERE d.id = u.id`;
+  return {
+    async write(deviceIds, recordedAts) {
+      const times = recordedAts.map((at) => new Date(at).toISOString());
+      const lats = deviceIds.map(() => 51.9);
+      const lngs = deviceIds.map(() => 4.4);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const { rowCount } = await client.query(insert, [tenantId, accountId, deviceIds, times, lats, lngs, deviceIds.map(() => 4.5)]);
+        await client.query(move, [deviceIds, times, lats, lngs]);
+        await client.query('COMMIT');
+        return rowCount;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
 }
 
 /** The profiles the services write (bench/lib/profiler-preload.mjs) once told to stop sampling. */

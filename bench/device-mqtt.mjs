@@ -12,8 +12,9 @@
 // 2. Memory: BENCH_MQTT_IDLE (10,000) authenticated idle connections; the listener process's memory
 //    growth per connection (after a forced GC), against a bare `net` server holding as many sockets.
 //
-// The load generator is a hand-written raw MQTT 3.1.1 client (pre-built packets), lighter than mqtt.js,
-// so that the figures are the listener's rather than the client's. It runs in this process; each server
+// The load generator is bench/lib/mqtt-fleet.mjs: raw MQTT 3.1.1 sockets with pre-built packets, lighter
+// than mqtt.js, so that the figures are the listener's rather than the client's (BENCH_MQTT_CLIENT=mqttjs:
+// mqtt.js clients instead, to measure the client's own ceiling). It runs in this process; each server
 // runs in a child process of its own. The full-stack figure (gateway, DMS, PostgreSQL) is measured
 // after integration.
 import { fork } from 'node:child_process';
@@ -22,6 +23,7 @@ import { createConnection, createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import mqttPacket from 'mqtt-packet';
+import { connectFleet } from './lib/mqtt-fleet.mjs';
 
 const int = (name, fallback) => Number(process.env[name] ?? fallback);
 const config = {
@@ -33,6 +35,8 @@ const config = {
   batchWaitMs: int('BENCH_MQTT_BATCH_WAIT_MS', 20),
   batchMax: int('BENCH_MQTT_BATCH_MAX', 1000),
   commitMs: int('BENCH_MQTT_COMMIT_MS', 10),
+  /** The load generator of the throughput phase: `raw` sockets or `mqttjs` clients (bench/lib/mqtt-fleet.mjs). */
+  client: process.env.BENCH_MQTT_CLIENT ?? 'raw',
   /** BENCH_MQTT_PHASES=memory (or throughput) runs one phase only. */
   phases: (process.env.BENCH_MQTT_PHASES ?? 'throughput,memory').split(','),
 };
@@ -136,7 +140,7 @@ async function main() {
 
 async function throughputPhase(load) {
   print('');
-  print(`1. ${config.devices} devices, MQTT 3.1.1, QoS 1, one reading per message, one in flight per device; ${config.runs} x ${config.duration} s after ${config.warmup} s warm-up`);
+  print(`1. ${config.devices} devices (${config.client} client), MQTT 3.1.1, QoS 1, one reading per message, one in flight per device; ${config.runs} x ${config.duration} s after ${config.warmup} s warm-up`);
   const rows = { reference: [], listener: [] };
   for (let run = 1; run <= config.runs; run++) {
     for (const kind of ['reference', 'listener']) {
@@ -225,52 +229,21 @@ function connectOne(port, index) {
 
 async function throughput(kind) {
   const server = await startServer(kind);
-  const sockets = await connectMany(server.port, config.devices);
-  let measuring = false;
-  let acked = 0;
-  const latencies = [];
-  const payload = Buffer.from(JSON.stringify({ recordedAt: new Date().toISOString(), location: { lat: 52.520008, lng: 13.404954 }, speedMps: 12.5, headingDegrees: 270, batteryPercent: 87 }));
-  let running = true;
-  sockets.forEach((socket, index) => {
-    const topic = `devices/device-${index}/readings`;
-    const packet = mqttPacket.generate({ cmd: 'publish', topic, payload, qos: 1, messageId: 1, retain: false, dup: false });
-    const idOffset = packet.length - payload.length - 2;
-    let messageId = 0;
-    let sentAt = 0;
-    let buffered = Buffer.alloc(0);
-    const send = () => {
-      messageId = (messageId % 65535) + 1;
-      const copy = Buffer.from(packet);
-      copy.writeUInt16BE(messageId, idOffset);
-      sentAt = performance.now();
-      socket.write(copy);
-    };
-    socket.on('data', (chunk) => {
-      buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-      while (buffered.length >= 4) {
-        if (buffered[0] !== 0x40) throw new Error(`unexpected packet 0x${buffered[0].toString(16)} from the ${kind}`);
-        buffered = buffered.subarray(4);
-        if (measuring) {
-          acked++;
-          latencies.push(performance.now() - sentAt);
-        }
-        if (running) send();
-      }
-    });
-    send();
-  });
-  await sleep(config.warmup * 1000);
-  measuring = true;
+  const credentials = Array.from({ length: config.devices }, (_, index) => ({ clientId: `bench-${index}`, username: `device-${index}`, password: SECRET }));
+  const fleet = await connectFleet(config.client, server.port, credentials, (recordedAt) =>
+    JSON.stringify({ recordedAt, location: { lat: 52.520008, lng: 13.404954 }, speedMps: 12.5, headingDegrees: 270, batteryPercent: 87 }),
+  );
+  let clock = Date.now() - 3_600_000;
+  const next = () => (clock += 1);
+  await fleet.publish(config.warmup, next);
   const started = performance.now();
-  await sleep(config.duration * 1000);
-  measuring = false;
+  const { acknowledged, latencies } = await fleet.publish(config.duration, next);
   const seconds = (performance.now() - started) / 1000;
-  running = false;
-  for (const socket of sockets) socket.destroy();
+  await fleet.close();
   await server.stop();
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { rate: acked / seconds, p50: at(0.5), p99: at(0.99) };
+  return { rate: acknowledged / seconds, p50: at(0.5), p99: at(0.99) };
 }
 
 async function idleMemory(kind) {

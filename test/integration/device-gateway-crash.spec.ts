@@ -18,10 +18,11 @@ import { Tracker } from '../support/teltonika-tracker.js';
  * acknowledgement, the device resends, nothing half-stored").
  *
  * One DMS call carries an MQTT device's message (3 readings) and a Teltonika device's packet (10 records)
- * of two tenants. The DMS stores a batch in one transaction, one account after the other in key order:
- * the test holds the row of the device whose account comes second, so the DMS has inserted the first
- * account's readings (uncommitted) and waits for the lock when it is killed. The test waits for that
- * wait in pg_stat_activity, never for time. The DMS runs as its own process (from the build); the device
+ * of two tenants. The DMS stores a batch in one transaction: every device of the batch locked first, then
+ * one account after the other in key order. The test holds, uncommitted, a reading of the device whose
+ * account comes second at the time of its first record, so the DMS has inserted the first account's
+ * readings (uncommitted) and waits, inserting the second account's, for the test's transaction when it
+ * is killed. The test waits for that wait in pg_stat_activity, never for time. The DMS runs as its own process (from the build); the device
  * gateway in this process, with a short DMS timeout.
  */
 
@@ -63,9 +64,13 @@ describe('device gateway: the DMS killed in the middle of a batch', { timeout: 1
     const mqttDevice = await credential(stack, early, 'Mqtt');
     const teltonikaDevice = await credential(stack, late, 'Teltonika', newImei());
 
-    held = await holdRow(stack.env.DMS_DATABASE_URL!, 'SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [teltonikaDevice.deviceId]);
-
     const now = Math.floor(Date.now() / 1000) * 1000;
+    held = await holdRow(
+      stack.env.DMS_DATABASE_URL!,
+      'INSERT INTO readings (id, tenant_id, account_id, device_id, recorded_at, received_at) VALUES (gen_random_uuid(), $1, $2, $3, $4, now())',
+      [late.tenantId, late.accountIds[0], teltonikaDevice.deviceId, new Date(now - 60 * 1000).toISOString()],
+    );
+
     const message = JSON.stringify({
       readings: Array.from({ length: MQTT_READINGS }, (_, i) => ({ recordedAt: new Date(now - (30 - i) * 1000).toISOString(), temperatureC: 4 + i })),
     });
@@ -86,7 +91,7 @@ describe('device gateway: the DMS killed in the middle of a batch', { timeout: 1
     );
     tracker.send(packet);
 
-    await waitUntil(async () => (await lockWaiters(stack!.env.DMS_DATABASE_URL!, 'dms')) > 0, 'the DMS blocked on the held device');
+    await waitUntil(async () => (await lockWaiters(stack!.env.DMS_DATABASE_URL!, 'dms')) > 0, 'the DMS blocked on the held reading');
     // Its transaction has inserted readings already (it holds the insert's lock on the readings table):
     // the first account's readings, uncommitted, when the process dies.
     expect(await blockedInserters(stack.env.DMS_DATABASE_URL!)).toBe(1);

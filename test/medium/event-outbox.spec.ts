@@ -214,6 +214,28 @@ describe('the outbox table', () => {
     }
   });
 
+  it('runs the statement given alongside with the first messages, or alone when there is none (each rolled back here)', async () => {
+    const [deviceId] = await newDevices(newScope(), 1);
+    const alongside = (seen: string) => ({ sql: 'UPDATE devices SET last_seen_at = $2 WHERE id = $1', parameters: [deviceId, seen] });
+    const lastSeen = async () => (await dmsDb.query<{ at: Date | null }>('SELECT last_seen_at AS at FROM devices WHERE id = $1', [deviceId])).rows[0]?.at?.toISOString();
+    const messages = Array.from({ length: 1500 }, (_, i) => ({ id: crypto.randomUUID(), subject: `test.${i}`, payload: `{"n":${i}}` }));
+    await dmsDb.query('BEGIN');
+    try {
+      const { rows: [before] } = await dmsDb.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM outbox');
+      await writeOutbox(dmsDb, messages, alongside('2026-01-02T03:04:05.678Z'));
+      const { rows } = await dmsDb.query<{ msg_id: string; subject: string; payload: string }>(
+        'SELECT msg_id, subject, payload FROM outbox WHERE seq > $1 ORDER BY seq',
+        [before?.seq ?? 0],
+      );
+      expect(rows.map((row) => ({ id: row.msg_id, subject: row.subject, payload: row.payload }))).toEqual(messages);
+      expect(await lastSeen()).toBe('2026-01-02T03:04:05.678Z');
+      await writeOutbox(dmsDb, [], alongside('2026-02-03T04:05:06.789Z'));
+      expect(await lastSeen()).toBe('2026-02-03T04:05:06.789Z');
+    } finally {
+      await dmsDb.query('ROLLBACK');
+    }
+  });
+
   it('compresses large payloads with lz4 in both services', async () => {
     for (const db of [omsDb, dmsDb]) {
       const { rows } = await db.query<{ compression: string }>(

@@ -134,15 +134,13 @@ export class CredentialRepository {
   }
 
   /**
-   * Which of `ids` are live (the credential exists, its device is not retired), read in `manager`'s
-   * transaction when given. Not locked: a device's delete locks the device, then (cascading) its
-   * credentials, while a batch locks credentials before devices, and the two would deadlock. A delete
-   * that commits while a batch runs is seen by the batch's device lock instead (the device gone or
-   * retired refuses its readings); a credential deleted during the batch lets that one batch through.
+   * Which of `ids` are live (the credential exists, its device is not retired): the device gateway's
+   * liveness question. Its batches of readings check their credentials with their devices' lock instead
+   * (`DeviceRepository.lockForSubmissions`).
    */
-  async liveAmong(ids: string[], manager?: EntityManager): Promise<Set<string>> {
+  async liveAmong(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.devices.liveCredentials({ ids }, manager);
+    const rows = await this.devices.liveCredentials({ ids });
     return new Set(rows.map((row) => row.id));
   }
 }

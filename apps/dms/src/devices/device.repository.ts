@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
 import { ownedBy } from '@tracking/database';
+import type { SqlStatement } from '@tracking/outbox';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
@@ -235,15 +236,45 @@ export class DeviceRepository {
   }
 
   /**
-   * Moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the batch's newest
-   * values, each only when recorded later than the value it holds: a late, older reading never moves
-   * them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
+   * The devices of these credentials, locked as `lockForReadings` locks them (`FOR NO KEY UPDATE`, in id
+   * order across accounts: the same global order as `lockForReadings`, whose devices are a subset of one
+   * account), with the credentials check in the same statement: by credential id, its device as locked,
+   * for each credential that exists and whose device exists. The device gateway's batches take this
+   * instead of `liveCredentials` and a `lockForReadings` per account (issue 31: one statement where there
+   * were one plus one per account). The credentials are not locked: a device's delete locks the device,
+   * then (cascading) its credentials, and the two orders would deadlock; a credential deleted while the
+   * batch runs lets that one batch through. A device retired or deleted while the statement waited for
+   * its lock is seen as it is now (retired, or absent).
    */
-  async moveLastKnown(manager: EntityManager, updates: LastKnown[]): Promise<void> {
-    if (updates.length === 0) return;
+  async lockForSubmissions(manager: EntityManager, credentialIds: string[]): Promise<Map<string, IngestDevice & AccountScope>> {
+    if (credentialIds.length === 0) return new Map();
+    const rows: { credential_id: string; id: string; serial_number: string; status: string; tenant_id: string; account_id: string }[] = await manager.query(
+      `SELECT c.id AS credential_id, d.id, d.serial_number, d.status, d.tenant_id, d.account_id
+         FROM devices d JOIN device_credentials c ON c.device_id = d.id
+        WHERE c.id = ANY($1::uuid[])
+        ORDER BY d.id FOR NO KEY UPDATE OF d`,
+      [credentialIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.credential_id,
+        { id: row.id, serialNumber: row.serial_number, retired: row.status === DeviceStatus.Retired, tenantId: row.tenant_id, accountId: row.account_id },
+      ]),
+    );
+  }
+
+  /**
+   * The statement that moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the
+   * batch's newest values, each only when recorded later than the value it holds: a late, older reading
+   * never moves them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
+   * Returned rather than run, so that the ingest sends it with its outbox write (`writeOutbox`'s
+   * `alongside`); undefined when there is nothing to move.
+   */
+  moveLastKnownStatement(updates: LastKnown[]): SqlStatement | undefined {
+    if (updates.length === 0) return undefined;
     const time = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
-    await manager.query(
-      `UPDATE devices AS d SET
+    return {
+      sql: `UPDATE devices AS d SET
           last_seen_at = GREATEST(d.last_seen_at, u.seen_at),
           last_location_lat = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lat ELSE d.last_location_lat END,
           last_location_lng = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lng ELSE d.last_location_lng END,
@@ -260,7 +291,7 @@ export class DeviceRepository {
           AND (d.last_seen_at IS NULL OR u.seen_at > d.last_seen_at
             OR u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
             OR u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity'))`,
-      [
+      parameters: [
         updates.map((u) => u.deviceId),
         updates.map((u) => time(u.seenAt)),
         updates.map((u) => time(u.location?.at)),
@@ -270,7 +301,7 @@ export class DeviceRepository {
         updates.map((u) => time(u.battery?.at)),
         updates.map((u) => u.battery?.level ?? null),
       ],
-    );
+    };
   }
 
   /**

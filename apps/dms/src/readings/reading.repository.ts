@@ -38,6 +38,14 @@ const VALUE_ARRAYS = COLUMNS.map((_, i) => `$${i + 6}::float8[]`).join(', ');
  * key (device_id, recorded_at). It answers only how many rows it stored: when that is every row (the usual
  * case) nothing more is read, otherwise `findStored` tells which (speed machinery: the simple version
  * returns every stored key, 1000 rows to read back and match per batch).
+ *
+ * The same statement reads the assignment periods of the rows' devices that overlap the rows' time range
+ * ($19 to $20, by `assignment_periods_device_idx`): which shipment each reading belongs to (its
+ * publication carries it). A statement of its own until issue 31; here it saves a round trip per batch.
+ * Its snapshot is taken after the devices' lock statement returned, as a statement of its own would be,
+ * and no period of a locked device opens or closes until the batch commits. Periods of rows that turn out
+ * duplicates are read too; only the stored rows are matched against them. One row at least (the count),
+ * with null period columns when there is no period.
  */
 const INSERT = `
   WITH stored AS (
@@ -46,8 +54,14 @@ const INSERT = `
       FROM unnest($4::uuid[], $5::uuid[], $18::timestamptz[], ${VALUE_ARRAYS})
         AS u (id, device_id, recorded_at, ${COLUMNS.join(', ')})
     ON CONFLICT DO NOTHING
-    RETURNING 1)
-  SELECT count(*)::int AS stored FROM stored`;
+    RETURNING 1),
+  periods AS (
+    SELECT device_id, shipment_id, (extract(epoch FROM assigned_at) * 1000)::bigint AS assigned_ms,
+           (extract(epoch FROM released_at) * 1000)::bigint AS released_ms
+      FROM assignment_periods
+     WHERE device_id = ANY($5::uuid[]) AND assigned_at <= $20::timestamptz AND (released_at IS NULL OR released_at > $19::timestamptz))
+  SELECT (SELECT count(*)::int FROM stored) AS stored, p.*
+    FROM (SELECT) AS one LEFT JOIN periods p ON true`;
 
 const READING_SELECT = `id, device_id, recorded_at, received_at, seq, ${COLUMNS.join(', ')}`;
 
@@ -66,34 +80,16 @@ export class ReadingRepository {
   }
 
   /**
-   * The assignment periods of these devices that overlap [from, to]: which shipment each reading of the
-   * batch belongs to (its publication carries it). The devices are locked, so no period opens or closes
-   * until the batch commits. By `assignment_periods_device_idx`.
+   * Stores the rows that are new; returns how many it stored (the others' keys were stored already) and
+   * the assignment periods of the rows' devices that overlap their time range (see INSERT).
    */
-  async periodsDuring(manager: EntityManager, deviceIds: string[], from: number, to: number): Promise<AssignmentPeriod[]> {
-    if (deviceIds.length === 0) return [];
-    const rows: { device_id: string; shipment_id: string; assigned_ms: string; released_ms: string | null }[] = await manager.query(
-      `SELECT device_id, shipment_id, (extract(epoch FROM assigned_at) * 1000)::bigint AS assigned_ms,
-              (extract(epoch FROM released_at) * 1000)::bigint AS released_ms
-         FROM assignment_periods
-        WHERE device_id = ANY($1::uuid[]) AND assigned_at <= $3::timestamptz AND (released_at IS NULL OR released_at > $2::timestamptz)`,
-      [deviceIds, new Date(from).toISOString(), new Date(to).toISOString()],
-    );
-    return rows.map((row) => ({
-      deviceId: row.device_id,
-      shipmentId: row.shipment_id,
-      assignedAt: Number(row.assigned_ms),
-      releasedAt: row.released_ms === null ? null : Number(row.released_ms),
-    }));
-  }
-
-  /** Stores the rows that are new; returns how many it stored (the others' keys were stored already). */
-  async insert(manager: EntityManager, scope: AccountScope, receivedAt: Date, rows: ReadingRow[]): Promise<number> {
-    if (rows.length === 0) return 0;
+  async insert(manager: EntityManager, scope: AccountScope, receivedAt: Date, rows: ReadingRow[]): Promise<{ stored: number; periods: AssignmentPeriod[] }> {
+    if (rows.length === 0) return { stored: 0, periods: [] };
     // Array literals written here: the driver's own conversion escapes every element, a tenth of the DMS's time.
     // Ids, UUIDs, numbers and ISO date-times need no quoting in an array literal.
     const values = COLUMNS.map((_, i) => arrayLiteral(rows, (row) => sqlNumber(row.values[i])));
-    const [result]: { stored: number }[] = await manager.query(INSERT, [
+    const [from, to] = timeRange(rows);
+    const result: ({ stored: number } & PeriodRecord)[] = await manager.query(INSERT, [
       scope.tenantId,
       scope.accountId,
       receivedAt,
@@ -101,8 +97,11 @@ export class ReadingRepository {
       arrayLiteral(rows, (row) => row.deviceId),
       ...values,
       arrayLiteral(rows, (row) => row.recordedAtText),
+      new Date(from).toISOString(),
+      new Date(to).toISOString(),
     ]);
-    return result?.stored ?? 0;
+    const periods = result.filter((row) => row.device_id !== null).map(toPeriod);
+    return { stored: result[0]?.stored ?? 0, periods };
   }
 
   /** The stored reading of each of these rows' keys that has one, by key: its id (the row's own when this transaction stored it) and measurements. */
@@ -223,6 +222,34 @@ export class ReadingRepository {
       next: hasMore && last ? { recordedAt: last.recorded_at.getTime(), deviceId: last.device_id } : null,
     };
   }
+}
+
+/** An assignment period as the INSERT's periods read it (null columns: no period). */
+interface PeriodRecord {
+  device_id: string | null;
+  shipment_id: string;
+  assigned_ms: string;
+  released_ms: string | null;
+}
+
+function toPeriod(row: PeriodRecord): AssignmentPeriod {
+  return {
+    deviceId: row.device_id ?? '',
+    shipmentId: row.shipment_id,
+    assignedAt: Number(row.assigned_ms),
+    releasedAt: row.released_ms === null ? null : Number(row.released_ms),
+  };
+}
+
+/** The earliest and the latest `recordedAt` of the rows. */
+function timeRange(rows: ReadingRow[]): [number, number] {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const row of rows) {
+    if (row.recordedAt < from) from = row.recordedAt;
+    if (row.recordedAt > to) to = row.recordedAt;
+  }
+  return [from, to];
 }
 
 /** `{a,b,c}`: a PostgreSQL array literal of elements that need no quoting. */

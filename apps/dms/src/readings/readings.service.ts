@@ -65,9 +65,11 @@ export class ReadingsService {
   /**
    * Many devices' messages from the device gateway (docs/device-gateway.md), stored in one transaction
    * exactly as `ingest` stores a batch: each submission whose credential is no longer live (deleted, its
-   * device retired or deleted) is `revoked` and nothing of it is stored (the credentials are read in the
-   * transaction; a device retired or deleted meanwhile is seen under its row lock). Accounts are stored in id order,
-   * each one's devices in id order, so that concurrent batches lock devices in one global order.
+   * device retired or deleted, or no longer in the submission's account) is `revoked` and nothing of it
+   * is stored. The credentials are read by the statement that locks their devices, in id order across
+   * the batch's accounts (`lockForSubmissions`: the global order `lockForReadings` keeps too, so
+   * concurrent batches cannot deadlock); a device retired or deleted meanwhile is seen under its row lock.
+   * Then each account's entries are stored by `store` on the devices already locked.
    */
   async ingestFromDevices(request: IngestDeviceReadingsRequest): Promise<IngestDeviceReadingsResult> {
     const now = Date.now();
@@ -78,7 +80,7 @@ export class ReadingsService {
     // Every entry gets a position in the whole request; `origin` maps it back to its submission and index.
     const origin: { submission: number; index: number }[] = [];
     const rejectedOf = submissions.map(() => [] as RejectedReading[]);
-    const accounts = new Map<string, { scope: AccountScope; submissions: number[]; entries: IngestEntry[] }>();
+    const accounts = new Map<string, { scope: AccountScope; devices: Map<string, IngestDevice>; entries: IngestEntry[] }>();
     const names: EntryNames = {
       field: (entry) => `readings.${origin[entry.index]?.index ?? entry.index}`,
       earlier: () => 'an earlier reading of this device in the same batch',
@@ -95,19 +97,20 @@ export class ReadingsService {
 
     const revoked = new Set<number>();
     const fates = await this.readings.transaction(async (manager) => {
-      const live = await this.credentials.liveAmong([...new Set(submissions.map((submission) => submission.credentialId))], manager);
+      const devices = await this.devices.lockForSubmissions(manager, [...new Set(submissions.map((submission) => submission.credentialId))]);
       for (const [s, submission] of submissions.entries()) {
-        if (!live.has(submission.credentialId)) {
+        const device = devices.get(submission.credentialId);
+        if (!device || device.retired || device.id !== submission.deviceId || device.tenantId !== submission.tenantId || device.accountId !== submission.accountId) {
           revoked.add(s);
           continue;
         }
         const key = `${submission.accountId}|${submission.tenantId}`;
         let account = accounts.get(key);
         if (!account) {
-          account = { scope: { tenantId: submission.tenantId, accountId: submission.accountId }, submissions: [], entries: [] };
+          account = { scope: { tenantId: submission.tenantId, accountId: submission.accountId }, devices: new Map(), entries: [] };
           accounts.set(key, account);
         }
-        account.submissions.push(s);
+        account.devices.set(device.id, device);
         account.entries.push(...(timelyOf[s] ?? []));
       }
       const accepted: number[] = [];
@@ -117,7 +120,7 @@ export class ReadingsService {
       for (const key of [...accounts.keys()].sort()) {
         const account = accounts.get(key);
         if (!account || account.entries.length === 0) continue;
-        const stored = await this.store(manager, account.scope, account.entries, now, names, rejected);
+        const stored = await this.store(manager, account.scope, account.entries, now, names, rejected, [...account.devices.values()]);
         accepted.push(...stored.accepted);
         duplicates.push(...stored.duplicates);
         unassigned.push(...stored.unassigned);
@@ -137,11 +140,8 @@ export class ReadingsService {
     count(fates.unassigned, 'unassigned');
     for (const { index, error } of fates.rejected) rejectedOf[origin[index]?.submission ?? -1]?.push({ index: origin[index]?.index ?? index, error });
     for (const [s, outcome] of outcomes.entries()) {
-      const rejected = (rejectedOf[s] ?? []).sort((a, b) => a.index - b.index);
-      // Its device retired or deleted since the credential check (a retire waits for no credential lock): nothing stored.
-      const gone = rejected.some((entry) => entry.error.code === ErrorCode.DeviceRetired || entry.error.code === ErrorCode.DeviceNotExists);
-      if (revoked.has(s) || gone) outcomes[s] = { kind: 'revoked' };
-      else if (outcome.kind === 'committed') outcome.rejected = rejected;
+      if (revoked.has(s)) outcomes[s] = { kind: 'revoked' };
+      else if (outcome.kind === 'committed') outcome.rejected = (rejectedOf[s] ?? []).sort((a, b) => a.index - b.index);
     }
     await this.credentials.touch([...new Set(submissions.filter((_, s) => !revoked.has(s)).map((submission) => submission.credentialId))]);
     return { outcomes };
@@ -158,9 +158,10 @@ export class ReadingsService {
   }
 
   /**
-   * Stores timely entries of one account in `manager`'s transaction: the devices locked, the new
-   * readings inserted, duplicates and conflicts told apart, the devices' last known fields moved, the
-   * publications written to the outbox. Refusals go to `rejected`; returns the indices accepted and duplicate.
+   * Stores timely entries of one account in `manager`'s transaction: the devices locked (unless the
+   * caller locked them: `locked`), the new readings inserted, duplicates and conflicts told apart, the
+   * devices' last known fields moved, the publications written to the outbox. Refusals go to `rejected`;
+   * returns the indices accepted and duplicate.
    */
   private async store(
     manager: EntityManager,
@@ -169,15 +170,10 @@ export class ReadingsService {
     now: number,
     names: EntryNames,
     rejected: RejectedReading[],
+    locked?: IngestDevice[],
   ): Promise<{ accepted: number[]; duplicates: number[]; unassigned: number[] }> {
     const receivedAt = new Date(now);
-    const deviceIds = new Set<string>();
-    const serialNumbers = new Set<string>();
-    for (const entry of timely) {
-      if (entry.deviceId !== undefined) deviceIds.add(entry.deviceId);
-      else if (entry.serialNumber !== undefined) serialNumbers.add(entry.serialNumber);
-    }
-    const devices = await this.devices.lockForReadings(manager, scope, [...deviceIds], [...serialNumbers]);
+    const devices = locked ?? (await this.lock(manager, scope, timely));
     const byId = new Map(devices.map((device) => [device.id, device]));
     const bySerial = new Map(devices.map((device) => [device.serialNumber, device]));
 
@@ -203,7 +199,7 @@ export class ReadingsService {
     }
 
     const rows = [...first.values()].map(({ row }) => row);
-    const storedCount = await this.readings.insert(manager, scope, receivedAt, rows);
+    const { stored: storedCount, periods } = await this.readings.insert(manager, scope, receivedAt, rows);
     // Every row stored (the usual case), or some keys were stored before: which, from the stored readings' ids.
     const existing = storedCount === rows.length ? undefined : await this.readings.findStored(manager, rows);
     // The keys stored before this batch, each a duplicate (same measurements) or a conflict; the rest are accepted.
@@ -228,17 +224,27 @@ export class ReadingsService {
     }
 
     const stored = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
-    await this.devices.moveLastKnown(manager, lastKnown(stored));
-    // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication").
-    const periods = stored.length === 0 ? [] : await this.readings.periodsDuring(manager, [...new Set(stored.map((row) => row.deviceId))], ...timeRange(stored));
     const groups = groupByShipment(stored, periods);
-    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS));
+    // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication"); the
+    // devices' last known fields move in the same statement (one round trip fewer).
+    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS), this.devices.moveLastKnownStatement(lastKnown(stored)));
     // Decided from the same periods as the publications, in the same transaction: what the answer says
     // reached no shipment is exactly what no shipment's evaluation gets.
     const unassigned = groups
       .filter((group) => group.shipmentId === null)
       .flatMap((group) => group.rows.map((row) => first.get(readingKey(row.deviceId, row.recordedAt))?.entry.index ?? -1));
     return { accepted, duplicates, unassigned };
+  }
+
+  /** The devices that `timely` names, by id or serial number, locked for its readings. */
+  private lock(manager: EntityManager, scope: AccountScope, timely: IngestEntry[]): Promise<IngestDevice[]> {
+    const deviceIds = new Set<string>();
+    const serialNumbers = new Set<string>();
+    for (const entry of timely) {
+      if (entry.deviceId !== undefined) deviceIds.add(entry.deviceId);
+      else if (entry.serialNumber !== undefined) serialNumbers.add(entry.serialNumber);
+    }
+    return this.devices.lockForReadings(manager, scope, [...deviceIds], [...serialNumbers]);
   }
 
   async list(request: ListReadingsRequest): Promise<ReadingPage> {
@@ -449,16 +455,6 @@ function shipmentAt(periods: AssignmentPeriod[], at: number): string | null {
     if (period.assignedAt <= at && (period.releasedAt === null || at < period.releasedAt)) return period.shipmentId;
   }
   return null;
-}
-
-function timeRange(rows: ReadingRow[]): [number, number] {
-  let from = Infinity;
-  let to = -Infinity;
-  for (const row of rows) {
-    if (row.recordedAt < from) from = row.recordedAt;
-    if (row.recordedAt > to) to = row.recordedAt;
-  }
-  return [from, to];
 }
 
 /** Per device, the newest stored reading overall, with a location, and with a battery level. */
