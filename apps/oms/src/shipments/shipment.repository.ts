@@ -334,7 +334,11 @@ export class ShipmentRepository {
    */
   async saveEstimates(manager: EntityManager, saves: readonly EstimateSave[]): Promise<void> {
     if (saves.length === 0) return;
-    const column = <T>(pick: (save: EstimateSave) => T) => saves.map(pick);
+    // In id order, as `moveLastPositions` updates the same rows: in the order the chunk evaluated them, the two
+    // statements could each hold a row the other waits for (a deadlock seen in bench:eta-stack; the chunk
+    // was redelivered, nothing lost).
+    const sorted = [...saves].sort((a, b) => (a.shipmentId < b.shipmentId ? -1 : a.shipmentId > b.shipmentId ? 1 : 0));
+    const column = <T>(pick: (save: EstimateSave) => T) => sorted.map(pick);
     await manager.query(
       `UPDATE shipments s SET eta_arrival_at = v.arrival_at, eta_earliest_at = v.earliest_at, eta_latest_at = v.latest_at,
           eta_remaining_meters = v.remaining_meters, eta_basis = v.basis, eta_as_of = v.as_of, eta_calculated_at = v.calculated_at,
