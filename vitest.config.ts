@@ -33,10 +33,14 @@ export default defineConfig({
   plugins: [typescriptWithDecoratorMetadata()],
   oxc: false,
   resolve: {
-    alias: libs.map((lib) => ({
-      find: `@tracking/${lib}`,
-      replacement: fileURLToPath(new URL(`./libs/${lib}/src/index.ts`, import.meta.url)),
-    })),
+    alias: [
+      // A subpath export, before its package's own entry (an alias matches an import's beginning).
+      { find: '@tracking/core/source-maps', replacement: fileURLToPath(new URL('./libs/core/src/source-maps.ts', import.meta.url)) },
+      ...libs.map((lib) => ({
+        find: `@tracking/${lib}`,
+        replacement: fileURLToPath(new URL(`./libs/${lib}/src/index.ts`, import.meta.url)),
+      })),
+    ],
   },
   test: {
     include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'test/**/*.spec.ts'],
