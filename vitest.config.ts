@@ -34,8 +34,11 @@ export default defineConfig({
   oxc: false,
   resolve: {
     alias: [
-      // A subpath export, before its package's own entry (an alias matches an import's beginning).
-      { find: '@tracking/core/source-maps', replacement: fileURLToPath(new URL('./libs/core/src/source-maps.ts', import.meta.url)) },
+      // Subpath exports, before their packages' own entries (an alias matches an import's beginning).
+      ...['core/source-maps', 'messaging/nats', 'database/batched-rows'].map((subpath) => ({
+        find: `@tracking/${subpath}`,
+        replacement: fileURLToPath(new URL(`./libs/${subpath.replace('/', '/src/')}.ts`, import.meta.url)),
+      })),
       ...libs.map((lib) => ({
         find: `@tracking/${lib}`,
         replacement: fileURLToPath(new URL(`./libs/${lib}/src/index.ts`, import.meta.url)),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AuthenticatedDevice, CredentialProtocol, Subjects } from '@tracking/contracts';
 import { entryBound, type Logger } from '@tracking/core';
-import type { NatsRpcClient } from '@tracking/messaging';
+import type { NatsRpcClient } from '@tracking/messaging/nats';
 import { LRUCache } from 'lru-cache';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceProtocol } from './device-sink.js';
 
