@@ -58,9 +58,9 @@ RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 # Outside a container the processes bind loopback by default; inside one, the API and ops ports must be
-# reachable from the container network.
+# reachable from the container network. No NODE_OPTIONS=--enable-source-maps: each entry file maps its own
+# stack traces, reading only our source maps and only when a trace needs one (libs/core/src/source-maps.ts).
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--enable-source-maps \
     HOST=0.0.0.0 \
     OPS_HOST=0.0.0.0
 WORKDIR /app

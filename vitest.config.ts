@@ -33,10 +33,17 @@ export default defineConfig({
   plugins: [typescriptWithDecoratorMetadata()],
   oxc: false,
   resolve: {
-    alias: libs.map((lib) => ({
-      find: `@tracking/${lib}`,
-      replacement: fileURLToPath(new URL(`./libs/${lib}/src/index.ts`, import.meta.url)),
-    })),
+    alias: [
+      // Subpath exports, before their packages' own entries (an alias matches an import's beginning).
+      ...['core/source-maps', 'messaging/nats', 'database/batched-rows'].map((subpath) => ({
+        find: `@tracking/${subpath}`,
+        replacement: fileURLToPath(new URL(`./libs/${subpath.replace('/', '/src/')}.ts`, import.meta.url)),
+      })),
+      ...libs.map((lib) => ({
+        find: `@tracking/${lib}`,
+        replacement: fileURLToPath(new URL(`./libs/${lib}/src/index.ts`, import.meta.url)),
+      })),
+    ],
   },
   test: {
     include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'test/**/*.spec.ts'],

@@ -63,7 +63,8 @@ function run(name) {
     DEVICE_MQTT_PORT: String(deviceMqttPort),
     DEVICE_TELTONIKA_PORT: String(deviceTeltonikaPort),
   };
-  const child = spawn(process.execPath, ['--enable-source-maps', join(root, services[name])], {
+  // No --enable-source-maps: each entry file maps its own stack traces (libs/core/src/source-maps.ts).
+  const child = spawn(process.execPath, [join(root, services[name])], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,10 @@
 // The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for
 // `npm run bench` and some others, the worker and the device gateway), each `node apps/<app>/dist/<entry>.js`,
 // on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own. With `asStarted`
-// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: `--enable-source-maps`
-// on the command line, scripts/start-settings.mjs and start-webhooks.mjs, no NODE_ENV); otherwise the
-// environment of the Docker image (NODE_ENV=production, NODE_OPTIONS=--enable-source-maps).
+// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: no Node options,
+// scripts/start-settings.mjs and start-webhooks.mjs, no NODE_ENV); otherwise the environment of the Docker
+// image (NODE_ENV=production). Neither passes --enable-source-maps: each entry file maps its own stack
+// traces (libs/core/src/source-maps.ts).
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -149,7 +150,7 @@ export class BenchStack {
       : {
           // As in the Docker image.
           NODE_ENV: process.env.BENCH_NODE_ENV ?? 'production',
-          NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+          ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
         };
     this.env = {
       ...inherited,
@@ -212,8 +213,8 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    // `npm start` passes --enable-source-maps on the command line (scripts/start.mjs).
-    const args = [...(this.asStarted && process.env.BENCH_SOURCE_MAPS !== '0' ? ['--enable-source-maps'] : []), ...this.config.nodeArgs];
+    // `npm start` passes no Node options (scripts/start.mjs); BENCH_NODE_ARGS adds some.
+    const args = [...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {

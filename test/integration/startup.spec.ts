@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -46,5 +46,35 @@ describe('configuration validated at start', () => {
     expect(exit.code).toBe(1);
     expect(exit.stderr).toContain(variable);
     expect(exit.stderr).toMatch(/Invalid configuration/);
+  });
+});
+
+/**
+ * The processes run without --enable-source-maps: every entry file imports @tracking/core/source-maps
+ * first, which maps stack frames in our code to the TypeScript sources and leaves node_modules' frames
+ * as the packages' JavaScript (their maps are never read).
+ */
+describe('stack traces', () => {
+  beforeAll(() => {
+    if (!existsSync('libs/core/dist/source-maps.js')) execFileSync('npx', ['tsc', '-b'], { stdio: 'inherit' });
+  });
+
+  it('name our TypeScript sources and the JavaScript of node_modules', () => {
+    const script = [
+      "import '@tracking/core/source-maps';",
+      "import { env, readConfig } from '@tracking/core';",
+      "import { DataSource } from 'typeorm';",
+      "try { readConfig({ X: env.int({ min: 1 }) }, { X: 'x' }); } catch (error) { console.log(error.stack); }",
+      "try { new DataSource({ type: 'nonsense' }); } catch (error) { console.log(error.stack); }",
+    ].join('\n');
+    const stacks = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(stacks).toMatch(/at readConfig \(\S+\/libs\/core\/src\/config\.ts:\d+:\d+\)/);
+    expect(stacks).toMatch(/at new DataSource \(\S+\/node_modules\/typeorm\/data-source\/DataSource\.js:\d+:\d+\)/);
+  });
+
+  it('are mapped by every entry file, first', () => {
+    for (const entry of ['gateway/src/main', 'gateway/src/migrate', 'gateway/src/cli/admin', 'oms/src/main', 'oms/src/worker', 'oms/src/migrate', 'dms/src/main', 'dms/src/migrate', 'device-gateway/src/main']) {
+      expect(readFileSync(`apps/${entry}.ts`, 'utf8').split('\n')[0], entry).toBe("import '@tracking/core/source-maps';");
+    }
   });
 });

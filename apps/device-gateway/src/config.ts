@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigOf, env, type Reader, readConfig } from '@tracking/core';
-import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging';
+import { checkNatsConfig, natsConfigSchema } from '@tracking/messaging/nats';
 import { DEFAULT_READINGS_LIMIT, rateLimitSetting, tenantOverridesSetting } from '@tracking/rate-limit';
 
 /** A port, or 0 for a free one (tests). */

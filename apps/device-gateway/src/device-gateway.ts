@@ -1,5 +1,5 @@
 import type { Logger } from '@tracking/core';
-import { connectNats, natsLivenessCheck, natsReadinessCheck, NatsRpcClient } from '@tracking/messaging';
+import { connectNats, natsLivenessCheck, natsReadinessCheck, NatsRpcClient } from '@tracking/messaging/nats';
 import type { RunningService, ServiceMetrics } from '@tracking/observability';
 import { Redis } from 'ioredis';
 import type { DeviceGatewayConfig } from './config.js';

@@ -1,3 +1,4 @@
+import '@tracking/core/source-maps';
 import { createLogger } from '@tracking/core';
 import { runService } from '@tracking/observability';
 import { readDeviceGatewayConfig } from './config.js';

@@ -1,3 +1,4 @@
+import '@tracking/core/source-maps';
 import 'reflect-metadata';
 import { runMigrateCommand } from '@tracking/database';
 import { dmsConfigSchema } from './config.js';

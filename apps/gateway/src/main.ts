@@ -1,3 +1,4 @@
+import '@tracking/core/source-maps';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@tracking/core';

@@ -1,4 +1,5 @@
-import { observeBatches } from '@tracking/database';
+// The subpath: the package's entry loads TypeORM, which the device gateway (no database) has no use for.
+import { observeBatches } from '@tracking/database/batched-rows';
 import type { RpcMetrics } from '@tracking/messaging';
 import { collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';

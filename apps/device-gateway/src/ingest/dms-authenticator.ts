@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AuthenticatedDevice, CredentialProtocol, Subjects } from '@tracking/contracts';
-import type { Logger } from '@tracking/core';
-import type { NatsRpcClient } from '@tracking/messaging';
+import { entryBound, type Logger } from '@tracking/core';
+import type { NatsRpcClient } from '@tracking/messaging/nats';
 import { LRUCache } from 'lru-cache';
 import type { DeviceAuthenticator, DeviceIdentity, DeviceProtocol } from './device-sink.js';
 
@@ -35,11 +35,11 @@ export class DmsAuthenticator implements DeviceAuthenticator {
   private readonly cache: LRUCache<string, DeviceIdentity> | undefined;
   private readonly watchers = new Map<string, Set<() => void>>();
   /** The tenant of each credential seen, for identities that do not carry it (see `DeviceIdentity.tenantId`). */
-  private readonly tenants = new LRUCache<string, string>({ max: 200_000 });
+  private readonly tenants = new LRUCache<string, string>(entryBound(200_000));
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly options: DmsAuthenticatorOptions) {
-    this.cache = options.cacheMs > 0 ? new LRUCache({ max: 100_000, ttl: options.cacheMs }) : undefined;
+    this.cache = options.cacheMs > 0 ? new LRUCache({ ...entryBound(100_000), ttl: options.cacheMs }) : undefined;
     this.timer = setInterval(() => void this.checkWatched(), options.revocationCheckMs);
     this.timer.unref();
   }

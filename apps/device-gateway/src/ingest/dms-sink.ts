@@ -1,6 +1,6 @@
 import { type DeviceSubmission, type IngestEntry, type RejectedReading, Subjects } from '@tracking/contracts';
 import type { Logger } from '@tracking/core';
-import type { NatsRpcClient } from '@tracking/messaging';
+import type { NatsRpcClient } from '@tracking/messaging/nats';
 import { judgeDeviceEntries } from '@tracking/readings';
 import type { DeviceMetrics } from './device-metrics.js';
 import type { DeviceIdentity, DeviceProtocol, DeviceSink, SubmitResult } from './device-sink.js';

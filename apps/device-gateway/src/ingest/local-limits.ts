@@ -1,4 +1,5 @@
 import type { RateLimit } from '@tracking/rate-limit';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -16,7 +17,7 @@ export class LocalRateLimiter implements AddressLimiter {
   constructor(limit: RateLimit, maxKeys = 200_000) {
     this.interval = (limit.windowSeconds * 1000) / limit.quota;
     this.capacity = this.interval * limit.burst;
-    this.buckets = new LRUCache({ max: maxKeys });
+    this.buckets = new LRUCache(entryBound(maxKeys));
   }
 
   /** Charges one unit to `key`: 0 when allowed, else the seconds to wait before one more would be (nothing charged). */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { AccountScope, CredentialProtocol, PageRequest } from '@tracking/contracts';
 import { CursorCodec, cursorBinding, type KeysetPage, keysetPage, lockInsertOrder } from '@tracking/paging';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceRepository } from '../devices/device.repository.js';
@@ -33,7 +34,7 @@ export class CredentialRepository {
    * no statement. Every batch of the device gateway touches its credentials after its commit, and that
    * UPDATE (which finds nothing to change almost always) was a round trip to PostgreSQL before each answer.
    */
-  private readonly touched = new LRUCache<string, true>({ max: 100_000, ttl: TOUCH_INTERVAL_MS });
+  private readonly touched = new LRUCache<string, true>({ ...entryBound(100_000), ttl: TOUCH_INTERVAL_MS });
 
   constructor(
     @InjectRepository(CredentialEntity) private readonly credentials: Repository<CredentialEntity>,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { decodeProtectedHeader } from 'jose';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import { Strategy } from 'passport-jwt';
 import { type GatewayConfig, TOKEN_TTL_SECONDS } from '../config.js';
@@ -55,7 +56,7 @@ export interface AccessTokenClaims {
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
-  private readonly verified = new LRUCache<string, AccessTokenClaims>({ max: VERIFIED_CAPACITY, ttl: VERIFIED_FOR_MS });
+  private readonly verified = new LRUCache<string, AccessTokenClaims>({ ...entryBound(VERIFIED_CAPACITY), ttl: VERIFIED_FOR_MS });
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,

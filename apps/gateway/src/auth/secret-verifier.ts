@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode } from '@tracking/contracts';
-import { DomainError } from '@tracking/core';
+import { DomainError, entryBound } from '@tracking/core';
 import { ServiceMetrics } from '@tracking/observability';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -28,7 +28,7 @@ const VERIFIED_CAPACITY = 10000;
 @Injectable()
 export class SecretVerifier {
   private readonly cacheKey = randomBytes(32);
-  private readonly verified = new LRUCache<string, string>({ max: VERIFIED_CAPACITY, ttl: VERIFIED_FOR_MS });
+  private readonly verified = new LRUCache<string, string>({ ...entryBound(VERIFIED_CAPACITY), ttl: VERIFIED_FOR_MS });
   /** The hashes running (at most TOKEN_HASH_CONCURRENCY) and waiting for a turn, first come first served. */
   private readonly hashing: LimitFunction;
   /** Hashes running and waiting at most: TOKEN_HASH_CONCURRENCY + TOKEN_HASH_QUEUE. */

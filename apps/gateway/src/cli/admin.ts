@@ -1,3 +1,4 @@
+import '@tracking/core/source-maps';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError } from '@tracking/core';

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import { validate as isUuid } from 'uuid';
 import { GATEWAY_CONFIG } from '../tokens.js';
@@ -66,5 +67,5 @@ const CACHE_CAPACITY = 10000;
 type Cache<V extends object | string> = LRUCache<string, V> | undefined;
 
 function newCache<V extends object | string>(ttlMs: number): Cache<V> {
-  return ttlMs > 0 ? new LRUCache<string, V>({ max: CACHE_CAPACITY, ttl: ttlMs }) : undefined;
+  return ttlMs > 0 ? new LRUCache<string, V>({ ...entryBound(CACHE_CAPACITY), ttl: ttlMs }) : undefined;
 }

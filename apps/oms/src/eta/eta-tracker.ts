@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EventType, type EtaChangedData, ShipmentStatus } from '@tracking/contracts';
 import { estimateArrival, etaMovedEnough, type GeofenceState, laneTripOf, type LaneStats, type PlaceIndex } from '@tracking/geofence';
 import { recordEvents } from '@tracking/outbox';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager } from 'typeorm';
 import type { ShipmentEntity } from '../shipments/shipment.entity.js';
@@ -27,7 +28,7 @@ const LANE_CACHE_MAX = 10_000;
  */
 @Injectable()
 export class EtaTracker {
-  private readonly lanes = new LRUCache<string, { stats: LaneStats | null }>({ max: LANE_CACHE_MAX, ttl: LANE_CACHE_TTL_MS });
+  private readonly lanes = new LRUCache<string, { stats: LaneStats | null }>({ ...entryBound(LANE_CACHE_MAX), ttl: LANE_CACHE_TTL_MS });
 
   constructor(private readonly repository: EtaRepository) {}
 

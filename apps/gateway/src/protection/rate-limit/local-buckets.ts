@@ -1,3 +1,4 @@
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import type { RateDecision } from '@tracking/rate-limit';
 import type { Policy } from './rate-limit.policies.js';
@@ -16,7 +17,7 @@ const CAPACITY = 100_000;
  */
 export class LocalBuckets {
   /** Theoretical arrival time per bucket, ms of `performance.now()`. */
-  private readonly tats = new LRUCache<string, number>({ max: CAPACITY });
+  private readonly tats = new LRUCache<string, number>(entryBound(CAPACITY));
 
   decide(policy: Policy, subjects: string[], cost: number, mode: 'charge' | 'peek' | 'force'): RateDecision {
     const { quota, windowSeconds, burst } = policy.limit;

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import { Webhook } from 'standardwebhooks';
 import type { WebhookEntity } from '../webhook.entity.js';
@@ -42,7 +43,7 @@ export class WebhookClient {
   private readonly httpAgent = new HttpAgent(this.agentOptions);
   private readonly httpsAgent = new HttpsAgent(this.agentOptions);
   /** Parsed secrets by their text; `new Webhook` decodes the base64 each time otherwise. */
-  private readonly signers = new LRUCache<string, Webhook>({ max: 10000, memoMethod: (secret) => new Webhook(secret) });
+  private readonly signers = new LRUCache<string, Webhook>({ ...entryBound(10000), memoMethod: (secret) => new Webhook(secret) });
 
   constructor(private readonly options: WebhookClientOptions) {}
 
