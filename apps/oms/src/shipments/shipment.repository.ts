@@ -99,10 +99,10 @@ export class ShipmentRepository {
   }
 
   /**
-   * One page of the account's shipments as the API shows them, as JSON text: the hottest read of the API,
+   * One page of the account's shipments as the API shows them, as the bytes of its JSON text: the hottest read of the API,
    * so `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
-  findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
+  findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<Buffer> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
     if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference, 'text');
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
