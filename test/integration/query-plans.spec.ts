@@ -245,8 +245,8 @@ describe('query plans of the hot reads on tables never analyzed', () => {
   const firstPage: PageRequest = { limit: 50, includeTotal: false };
 
   /** A cursor past about half of what `read` pages through, as the repository issues it. */
-  async function deepCursor(read: (page: PageRequest) => Promise<string>, rows: number): Promise<string> {
-    const body = JSON.parse(await read({ limit: Math.floor(rows / 2), includeTotal: false })) as { metadata: { nextCursor: string } };
+  async function deepCursor(read: (page: PageRequest) => Promise<Buffer>, rows: number): Promise<string> {
+    const body = JSON.parse((await read({ limit: Math.floor(rows / 2), includeTotal: false })).toString()) as { metadata: { nextCursor: string } };
     return body.metadata.nextCursor;
   }
 
@@ -307,7 +307,7 @@ describe('query plans of the hot reads on tables never analyzed', () => {
       let cursor: string | undefined;
       let total: number | undefined;
       do {
-        const body = JSON.parse(await shipments.findPageJson(scope, { limit: 5000, includeTotal: cursor === undefined, cursor }, { status })) as {
+        const body = JSON.parse((await shipments.findPageJson(scope, { limit: 5000, includeTotal: cursor === undefined, cursor }, { status })).toString()) as {
           items: { id: string; status: string }[];
           metadata: { nextCursor: string | null; total?: number };
         };

@@ -156,7 +156,7 @@ describe('AssignmentsService.assign', () => {
     proceed();
     await assigning;
     await cancelling;
-    const shipment = JSON.parse((await shipments.get(request)).json).resource;
+    const shipment = JSON.parse((await shipments.get(request)).json.toString()).resource;
     expect(shipment.status).toBe(ShipmentStatus.Cancelled);
     expect(await deviceOf(request)).toMatchObject({ status: DeviceStatus.Available, shipmentId: null });
   });

@@ -47,7 +47,7 @@ const REFUSED = Object.values(ShipmentStatus).flatMap((from) =>
 const STAMPS = ['departedAt', 'deliveredAt', 'completedAt', 'cancelledAt'] as const;
 
 async function read(scope: Scope, shipmentId: string): Promise<{ resource: Shipment; version: number }> {
-  return JSON.parse((await shipments.get({ ...scope, shipmentId })).json);
+  return JSON.parse((await shipments.get({ ...scope, shipmentId })).json.toString());
 }
 
 async function shipmentIn(scope: Scope, status: ShipmentStatus): Promise<string> {

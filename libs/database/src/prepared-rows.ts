@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 
 /** What node-postgres' pool (TypeORM's PostgreSQL driver keeps it as `master`) offers for one query. */
 interface PgPool {
-  query(config: { name: string; text: string; values: unknown[]; rowMode: 'array' }): Promise<{ rows: unknown[][] }>;
+  query(config: { name: string; text: string; values: unknown[]; rowMode?: 'array' }): Promise<{ rows: unknown[] }>;
 }
 
 const names = new Map<string, string>();
@@ -28,8 +28,21 @@ function statementName(text: string): string {
  * type of a selected column (which a rolling update must not make anyway) would fail it.
  */
 export async function preparedRows<Row extends unknown[]>(dataSource: DataSource, text: string, values: unknown[]): Promise<Row[]> {
+  const result = await poolOf(dataSource).query({ name: statementName(text), text, values, rowMode: 'array' });
+  return result.rows as Row[];
+}
+
+/**
+ * `preparedRows` with each row as an object keyed by its column names (as TypeORM's `query` gives them),
+ * for a hot read of many columns that would otherwise be read by position.
+ */
+export async function preparedRecords<Row extends object>(dataSource: DataSource, text: string, values: unknown[]): Promise<Row[]> {
+  const result = await poolOf(dataSource).query({ name: statementName(text), text, values });
+  return result.rows as Row[];
+}
+
+function poolOf(dataSource: DataSource): PgPool {
   const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
   if (!pool) throw new Error('preparedRows needs a PostgreSQL data source that is initialized');
-  const result = await pool.query({ name: statementName(text), text, values, rowMode: 'array' });
-  return result.rows as Row[];
+  return pool;
 }

@@ -12,7 +12,11 @@
 export class JsonReply<T> {
   declare private readonly encodes?: T;
 
-  constructor(readonly json: string) {}
+  /**
+   * `json`: the text, or its UTF-8 bytes. Bytes go to the NATS client as they are; a string is encoded
+   * by it first, which for a page of 30 KiB flattens the string and copies it twice (`jsonPageBytes`).
+   */
+  constructor(readonly json: string | Buffer) {}
 }
 
 /** The JSON text of a reply of type `T`, as bytes: what `callJson` returns. */

@@ -216,14 +216,16 @@ function withEmptyReply(packet: unknown): unknown {
  * accepts that; else inside the packet Nest's serializer would have written (`{"id", "response",
  * "isDisposed"}`), assembled as text. Speed machinery (`JsonReply`): the simple version is `publish`.
  */
-function respondJson(message: Msg, id: string, json: string, packet: Packet): void {
+function respondJson(message: Msg, id: string, json: string | Buffer, packet: Packet): void {
   if (message.headers?.get(REPLY_FORMAT_HEADER) === BARE_JSON) {
     const headers = natsHeaders();
     headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
     message.respond(json, { headers });
     return;
   }
-  message.respond(`{"id":${JSON.stringify(id)},"response":${json}${packet.isDisposed ? ',"isDisposed":true' : ''}}`);
+  const head = `{"id":${JSON.stringify(id)},"response":`;
+  const tail = `${packet.isDisposed ? ',"isDisposed":true' : ''}}`;
+  message.respond(typeof json === 'string' ? head + json + tail : Buffer.concat([Buffer.from(head), json, Buffer.from(tail)]));
 }
 
 /** `ok`, or the error code of the reply (`InternalError` when it has none). */

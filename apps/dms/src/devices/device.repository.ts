@@ -44,10 +44,10 @@ export class DeviceRepository {
   }
 
   /**
-   * One page of the account's devices as the API shows them, as JSON text: a hot read, so
+   * One page of the account's devices as the API shows them, as the bytes of its JSON text: a hot read, so
    * `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
-  findPageJson(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<string> {
+  findPageJson(scope: AccountScope, page: PageRequest, filters: DeviceFilters): Promise<Buffer> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
     if (filters.serialNumber !== undefined) where.add((p) => `serial_number = ${p}`, filters.serialNumber, 'text');
     if (filters.shipmentId !== undefined) where.add((p) => `shipment_id = ${p}`, filters.shipmentId, 'uuid');

@@ -53,8 +53,8 @@ export class EventRepository {
     return rows[0]?.seq;
   }
 
-  /** One page of the account's feed as JSON text, in the order the OMS recorded the events, from after `afterSeq`. */
-  findPageJson(scope: AccountScope, page: PageRequest, filters: EventFilters, afterSeq: string | undefined): Promise<string> {
+  /** One page of the account's feed as the bytes of its JSON text, in the order the OMS recorded the events, from after `afterSeq`. */
+  findPageJson(scope: AccountScope, page: PageRequest, filters: EventFilters, afterSeq: string | undefined): Promise<Buffer> {
     const where = new SqlConditions().add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid').add((p) => `account_id = ${p}`, scope.accountId, 'uuid');
     if (afterSeq !== undefined) where.add((p) => `seq > ${p}`, afterSeq, 'bigint');
     return keysetJsonPage({

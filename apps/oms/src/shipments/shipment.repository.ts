@@ -51,28 +51,6 @@ export interface LastPosition {
   recordedAt: number;
 }
 
-/** The public tracking view's shipment (docs/share-links.md): what a share link shows, with its places. */
-export interface PublicShipmentRow {
-  tenant_id: string;
-  account_id: string;
-  shipment_id: string;
-  name: string;
-  status: string;
-  updated_at: Date;
-  api_json: string;
-  last_position_lat: number | null;
-  last_position_lng: number | null;
-  last_position_recorded_at: Date | null;
-  origin_name: string | null;
-  origin_lat: number | null;
-  origin_lng: number | null;
-  origin_updated_at: Date | null;
-  destination_name: string | null;
-  destination_lat: number | null;
-  destination_lng: number | null;
-  destination_updated_at: Date | null;
-}
-
 @Injectable()
 export class ShipmentRepository {
   constructor(
@@ -99,10 +77,10 @@ export class ShipmentRepository {
   }
 
   /**
-   * One page of the account's shipments as the API shows them, as JSON text: the hottest read of the API,
+   * One page of the account's shipments as the API shows them, as the bytes of its JSON text: the hottest read of the API,
    * so `keysetJsonPage`'s prepared statement and each row's stored `api_json` rather than TypeORM's entities.
    */
-  findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<string> {
+  findPageJson(scope: AccountScope, page: PageRequest, filters: ShipmentFilters): Promise<Buffer> {
     const where = new SqlConditions().add((p) => `account_id = ${p}`, scope.accountId, 'uuid').add((p) => `tenant_id = ${p}`, scope.tenantId, 'uuid');
     if (filters.reference !== undefined) where.add((p) => `reference = ${p}`, filters.reference, 'text');
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
@@ -308,22 +286,6 @@ export class ShipmentRepository {
       scope.tenantId,
     ])) as unknown[];
     return rows.length === 1;
-  }
-
-  /** The shipment as the public tracking view shows it, with its origin and destination; undefined once deleted. */
-  async findPublicView(shipmentId: string): Promise<PublicShipmentRow | undefined> {
-    const rows = (await this.shipments.query(
-      `SELECT s.tenant_id, s.account_id, s.id AS shipment_id, s.name, s.status, s.updated_at, s.api_json,
-              s.last_position_lat, s.last_position_lng, s.last_position_recorded_at,
-              o.name AS origin_name, o.lat AS origin_lat, o.lng AS origin_lng, o.updated_at AS origin_updated_at,
-              d.name AS destination_name, d.lat AS destination_lat, d.lng AS destination_lng, d.updated_at AS destination_updated_at
-         FROM shipments s
-         LEFT JOIN points_of_interest o ON o.id = s.origin_id
-         LEFT JOIN points_of_interest d ON d.id = s.destination_id
-        WHERE s.id = $1`,
-      [shipmentId],
-    )) as PublicShipmentRow[];
-    return rows[0];
   }
 
   /**
