@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type PageRequest, type ShipmentFilters, type ShipmentScope, ShipmentStatus } from '@tracking/contracts';
-import { batchedRows } from '@tracking/database';
+import { batchedRows, preparedRecords } from '@tracking/database';
 import type { Estimate } from '@tracking/geofence';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import { type EntityManager, In, type Repository } from 'typeorm';
@@ -38,6 +38,28 @@ export interface EstimateSave {
   calculatedAt: Date;
   /** The arrival last published in `shipment.eta_changed` (or what the shipment started with). */
   publishedArrivalAt: Date | null;
+}
+
+/** The public tracking view's shipment (docs/share-links.md): what a share link shows, with its places. */
+export interface PublicShipmentRow {
+  tenant_id: string;
+  account_id: string;
+  shipment_id: string;
+  name: string;
+  status: string;
+  updated_at: Date;
+  api_json: string;
+  last_position_lat: number | null;
+  last_position_lng: number | null;
+  last_position_recorded_at: Date | null;
+  origin_name: string | null;
+  origin_lat: number | null;
+  origin_lng: number | null;
+  origin_updated_at: Date | null;
+  destination_name: string | null;
+  destination_lat: number | null;
+  destination_lng: number | null;
+  destination_updated_at: Date | null;
 }
 
 /** A located reading of a shipment's device while assigned: a candidate for the shipment's `lastPosition`. */
@@ -286,6 +308,29 @@ export class ShipmentRepository {
       scope.tenantId,
     ])) as unknown[];
     return rows.length === 1;
+  }
+
+  /**
+   * The shipment of the live share link (not revoked, not expired) whose token has this digest, with its
+   * origin and destination; undefined for any other digest. One probe of the unique digest index, then
+   * primary keys. One prepared statement (`preparedRecords`) rather than two TypeORM queries (the link,
+   * then its shipment): every poll of a consignee's page and every guessed token costs this lookup.
+   */
+  async findShared(tokenDigest: Buffer): Promise<PublicShipmentRow | undefined> {
+    const [row] = await preparedRecords<PublicShipmentRow>(
+      this.shipments.manager.connection,
+      `SELECT s.tenant_id, s.account_id, s.id AS shipment_id, s.name, s.status, s.updated_at, s.api_json,
+              s.last_position_lat, s.last_position_lng, s.last_position_recorded_at,
+              o.name AS origin_name, o.lat AS origin_lat, o.lng AS origin_lng, o.updated_at AS origin_updated_at,
+              d.name AS destination_name, d.lat AS destination_lat, d.lng AS destination_lng, d.updated_at AS destination_updated_at
+         FROM share_links l
+         JOIN shipments s ON s.id = l.shipment_id
+         LEFT JOIN points_of_interest o ON o.id = s.origin_id
+         LEFT JOIN points_of_interest d ON d.id = s.destination_id
+        WHERE l.token_digest = $1 AND l.revoked_at IS NULL AND l.expires_at > now()`,
+      [tokenDigest],
+    );
+    return row;
   }
 
   /**
