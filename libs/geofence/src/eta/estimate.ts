@@ -135,9 +135,9 @@ export function estimateArrival(input: EstimateInput): Estimate | null {
  * remainder with one jam an hour, most trips meet none and a few meet a long one. The median of such a sum
  * (a compound Poisson) lies below its mean by about its third cumulant over six times its variance, which
  * is half the mean stop for exponential stop lengths; whatever the number of stops, so it matters on short
- * remainders and not on long ones. Measured with `BENCH_ETA_TRIPS=150` over seeds 1 to 10 (docs/eta.md):
- * the median error at half-trip fell from 11.5 to 10.7 % of the remaining time on the urban lane and from
- * 7.3 to 7.1 % on the regional one, the long lanes unchanged.
+ * remainders and not on long ones. Measured with `BENCH_ETA_TRIPS=150` over seeds 1 to 10 (BENCHMARKS.md,
+ * "Estimated arrival"): the median error at half-trip fell from 11.6 to 10.6 % of the remaining time on the
+ * urban lane and from 7.3 to 7.1 % on the regional one (means over the seeds), the long lanes unchanged.
  */
 function stopsSkew(track: TrackStats, stops: number): number {
   const ongoing = track.stopped && track.ss !== null ? track.t - track.ss : 0;
