@@ -80,9 +80,35 @@ describe('estimateArrival', () => {
     expect(e?.basis).toBe('History');
     const direct = 100_000 - 500 - 12_000;
     expect(e?.remainingMeters).toBeCloseTo(direct * 1.2, -1);
-    // 20 m/s, 10 % stops: (105 km / 20 m/s) * 1.1.
-    expect((e?.arrivalAt ?? 0) - (e?.asOf ?? 0)).toBeCloseTo(((direct * 1.2) / 20) * 1.1 * 1000, -3);
+    // 20 m/s, 10 % stops: (105 km / 20 m/s) * 1.1, less half a typical stop (the prior's 3 min: the track has had none).
+    expect((e?.arrivalAt ?? 0) - (e?.asOf ?? 0)).toBeCloseTo(((direct * 1.2) / 20) * 1.1 * 1000 - 90_000, -3);
     expect(e?.earliestAt).toBeLessThan(e?.arrivalAt ?? 0);
+  });
+
+  it('expects the likely stop time ahead, half a typical stop below its mean, the late side of the range keeping the mean', () => {
+    // Three trips of the lane: detour 1, 20 m/s, 10 % stops, pace 0.054 / 0.06 / 0.066 ms/m (a spread of 10 %).
+    const lane: LaneStats = { n: 3, detour: [3, 3], speed: [60, 1200], stopRatio: [0.3, 0.03], pace: [0.18, 0.010872] };
+    const at = (track: TrackStats | undefined) => {
+      const e = estimateArrival({ destination, origin: start, plannedArrivalAt: null, track, lane });
+      if (!e || e.asOf === null) throw new Error('no estimate');
+      return e;
+    };
+    // 20.4 km driven at 20 m/s, with or without a 12 min stop at 10.8 km (a jam), seen from the same place.
+    const jam = trackOf([...drive(0, 0, 20, 10), ...Array.from({ length: 12 }, (_, i): [number, number] => [600 + i * 60, 10_800]), ...drive(1320, 12_000, 20, 8)]);
+    const free = trackOf(drive(0, 0, 20, 18));
+    if (!jam || !free) throw new Error('no track');
+    expect([jam.ns, jam.st, jam.md, jam.mv]).toEqual([1, 720_000, free.md, free.mv]);
+    const mean = ((100_000 - 500 - 20_400) / 20) * 1.1 * 1000;
+    // Half of (12 min + 2 x 3 min) / 3 stops = 180 s below the mean; with no stop seen, half the prior's 3 min.
+    const e = at(jam);
+    expect(e.arrivalAt - jam.t).toBeCloseTo(mean - 180_000, -3);
+    expect(at(free).arrivalAt - free.t).toBeCloseTo(mean - 90_000, -3);
+    // The range: 1.5 x the lane's spread of pace either side, and the late side what was taken off too.
+    expect(e.arrivalAt - e.earliestAt).toBeCloseTo(0.15 * (mean - 180_000), -3);
+    expect(e.latestAt - e.arrivalAt).toBeCloseTo(0.15 * (mean - 180_000) + 180_000, -3);
+    // Never more than the stops ahead: 1.1 km out they are 5.5 s, the estimate is the 55 s of driving.
+    const near = trackOf(drive(0, 0, 20, 83));
+    expect((at(near).arrivalAt - (near?.t ?? 0))).toBeCloseTo(55_000, -3);
   });
 });
 
