@@ -10,7 +10,7 @@ import { PublishedOpenApi } from './openapi.controller.js';
  */
 export async function setupOpenApi(app: NestFastifyApplication): Promise<void> {
   await app.get(PublishedOpenApi).load();
-  await registerDocsPage(app.getHttpAdapter().getInstance());
+  registerDocsPage(app.getHttpAdapter().getInstance());
   await registerTrackingPage(app.getHttpAdapter().getInstance());
   await registerConsolePage(app.getHttpAdapter().getInstance());
 }
