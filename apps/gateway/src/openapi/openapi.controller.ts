@@ -29,9 +29,9 @@ const CACHE_HEADERS = {
 
 /**
  * The document and its entity tag, read at start-up from the file the build wrote. Building it in the
- * gateway (Nest's Swagger scan of every controller and DTO) left tens of MB of garbage on the heap that V8
- * had not collected when the process was ready (BENCHMARKS.md, "Memory"); the document depends on the
- * code only, so the build makes it once.
+ * gateway (Nest's Swagger scan of every controller and DTO) left 6 to 11 MB of garbage on the heap that V8
+ * had not collected 3 s after the process was ready, about 12 MiB of its resident memory then
+ * (BENCHMARKS.md, "Memory"); the document depends on the code only, so the build makes it once.
  */
 @Injectable()
 export class PublishedOpenApi {
