@@ -45,8 +45,9 @@ COPY tsconfig.base.json tsconfig.json ./
 COPY libs libs
 COPY apps apps
 COPY scripts/build-web.mjs scripts/
-# The tracking page's files (MapLibre GL, the Natural Earth basemap) go to apps/gateway/dist/web.
-RUN npx tsc -b && node scripts/build-web.mjs \
+# The tracking page's files (MapLibre GL, the Natural Earth basemap) go to apps/gateway/dist/web, the
+# OpenAPI document the gateway serves to apps/gateway/dist/openapi.json (as `npm run build` does).
+RUN npx tsc -b && node scripts/build-web.mjs && node apps/gateway/dist/openapi/write-openapi.js \
   && for workspace in apps/* libs/*; do \
        mkdir -p "/out/$workspace" && cp -R "$workspace/package.json" "$workspace/dist" "/out/$workspace/"; \
      done \

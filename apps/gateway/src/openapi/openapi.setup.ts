@@ -3,15 +3,14 @@ import { registerConsolePage } from '../console/console-page.js';
 import { registerTrackingPage } from '../share-links/tracking-page.js';
 import { registerDocsPage } from './docs-page.js';
 import { PublishedOpenApi } from './openapi.controller.js';
-import { createOpenApiDocument } from './openapi.document.js';
 
 /**
- * Builds the OpenAPI document once, for `GET /v1/openapi.json` to serve, and adds the interactive
+ * Loads the OpenAPI document the build wrote, for `GET /v1/openapi.json` to serve, and adds the interactive
  * reference at `/docs`, the share links' tracking page at `/track/{token}` and the console at `/console`. Call after the app is created and before it listens.
  */
 export async function setupOpenApi(app: NestFastifyApplication): Promise<void> {
-  app.get(PublishedOpenApi).publish(createOpenApiDocument(app));
-  await registerDocsPage(app.getHttpAdapter().getInstance());
+  await app.get(PublishedOpenApi).load();
+  registerDocsPage(app.getHttpAdapter().getInstance());
   await registerTrackingPage(app.getHttpAdapter().getInstance());
   await registerConsolePage(app.getHttpAdapter().getInstance());
 }

@@ -937,7 +937,7 @@ export interface paths {
         };
         /**
          * This OpenAPI 3.1 document
-         * @description Generated from the code when the gateway starts; no token needed. Interactive reference: GET /docs.
+         * @description Generated from the code when the gateway is built; no token needed. Interactive reference: GET /docs.
          */
         get: operations["openApiDocument"];
         put?: never;
