@@ -12,6 +12,9 @@ const SHIPMENT_STATUS = 'SELECT status FROM shipments WHERE id = $1 AND account_
 /** Conflicts with the `FOR UPDATE` of the shipment's lifecycle transitions and deletes, not with itself. */
 const SHIPMENT_STATUS_FOR_SHARE = `${SHIPMENT_STATUS} FOR SHARE`;
 
+/** The 10-minute bin of a moment, as the generated column `eta_arrival_bin` computes it (migration KeepEstimateUpdatesHot). */
+const ARRIVAL_BIN = (moment: string) => `date_bin('10 minutes', ${moment}, timestamptz '2000-01-01 00:00:00+00')`;
+
 /** Shipments that still use their points of interest: deleting a closed one sets its references to null. */
 const ONGOING_SHIPMENT_STATUSES: readonly ShipmentStatus[] = [
   ShipmentStatus.Planned,
@@ -108,10 +111,20 @@ export class ShipmentRepository {
     // Containment rather than `= ANY(tags)`, so that the GIN index on tags serves it.
     if (filters.tag !== undefined) where.add((p) => `tags @> ARRAY[${p}]::text[]`, filters.tag, 'text');
     // On what the API shows as eta.arrivalAt (a generated column, docs/eta.md); a shipment without one never matches.
-    if (filters.arrivingBefore !== undefined) where.add((p) => `eta_effective_arrival_at < ${p}`, filters.arrivingBefore, 'timestamptz');
-    if (filters.arrivingAfter !== undefined) where.add((p) => `eta_effective_arrival_at >= ${p}`, filters.arrivingAfter, 'timestamptz');
-    // late=false: an eta no later than the plan (a shipment without eta or plan matches neither).
-    if (filters.late !== undefined) where.add((p) => `(eta_effective_arrival_at > planned_arrival_at) = ${p}`, filters.late, 'bool');
+    // The index holds it in 10-minute bins (`eta_arrival_bin`, so that an estimate's update stays HOT: migration
+    // KeepEstimateUpdatesHot): the bins narrow the range, the exact column decides on the rows of the edge bins.
+    if (filters.arrivingBefore !== undefined) {
+      where.add((p) => `eta_arrival_bin <= ${ARRIVAL_BIN(p)} AND eta_effective_arrival_at < ${p}`, filters.arrivingBefore, 'timestamptz');
+    }
+    if (filters.arrivingAfter !== undefined) {
+      where.add((p) => `eta_arrival_bin >= ${ARRIVAL_BIN(p)} AND eta_effective_arrival_at >= ${p}`, filters.arrivingAfter, 'timestamptz');
+    }
+    // late=false: an eta no later than the plan (a shipment without eta or plan matches neither). The bin's
+    // IS NOT NULL is the partial index's predicate (the bin is null exactly when the arrival is), so that
+    // PostgreSQL may use it.
+    if (filters.late !== undefined) {
+      where.add((p) => `eta_arrival_bin IS NOT NULL AND (eta_effective_arrival_at > planned_arrival_at) = ${p}`, filters.late, 'bool');
+    }
     return keysetJsonPage({
       dataSource: this.shipments.manager.connection,
       table: 'shipments',
