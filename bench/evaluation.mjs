@@ -29,7 +29,12 @@
 // (`evaluation_restores_total`; with one owner per shipment, none in steady state) and the workers' RSS.
 // BENCH_EVAL_DESTINATION=1 gives each shipment a destination (another place), so that every evaluation also
 // estimates its arrival (docs/eta.md): run it with 0 and 1 on the same build to see what estimates cost.
+// CPU per 1000 readings sent, of the workers, the OMS and PostgreSQL's backends of the OMS database (from
+// /proc, over the run and the wait for its last arrivals), and the load average at the start of each run:
+// on a shared machine the CPU moves less than the lag, so it is the figure to compare A/B runs by.
+import { loadavg } from 'node:os';
 import pg from 'pg';
+import { CpuMeter } from './lib/cpu.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
@@ -168,8 +173,12 @@ async function main() {
     return { count, sum, restores, rss };
   }
 
+  const cpu = new CpuMeter(databaseUrl(config, 'postgres'), () => stack.pids(), [names.oms]);
+
   async function run(seconds) {
+    const load = Math.round(loadavg()[0] * 10) / 10;
     const before = await workerFigures();
+    const cpuBefore = await cpu.sample();
     const lags = [];
     const batchLatencies = [];
     const pendingDecisions = [];
@@ -207,6 +216,8 @@ async function main() {
       else lags.push(arrived - decision.committed);
     }
     const after = await workerFigures();
+    const perThousand = CpuMeter.perRequest(cpuBefore, await cpu.sample(), sent / 1000);
+    const workerCpu = Object.entries(perThousand).filter(([name]) => name.startsWith('worker')).reduce((sum, [, ms]) => sum + ms, 0);
     const minutes = (performance.now() - started) / 60000;
     lags.sort((a, b) => a - b);
     batchLatencies.sort((a, b) => a - b);
@@ -223,6 +234,10 @@ async function main() {
       restoresPerMinute: Math.round(((after.restores - before.restores) / minutes) * 10) / 10,
       rssMb: after.rss.join(' / '),
       workers: workers.length,
+      workerCpuMsPer1000: Math.round(workerCpu * 10) / 10,
+      omsCpuMsPer1000: perThousand.oms,
+      postgresCpuMsPer1000: perThousand.postgres,
+      loadAverage: load,
     };
   }
 
@@ -249,12 +264,15 @@ async function main() {
       results.runs.push(result);
       print(`  run ${i} (${count} worker(s)): ${result.readingsPerSecond} readings/s (batch p99 ${result.batchP99} ms), ${result.arrivals} arrivals, ` +
         `lag p50 ${result.lagP50} ms, p99 ${result.lagP99} ms, max ${result.lagMax} ms, missing ${result.missing}; ` +
-        `receipt -> evaluation mean ${result.evaluationLagMean} ms; restores ${result.restoresPerMinute}/min; RSS ${result.rssMb} MB`);
+        `receipt -> evaluation mean ${result.evaluationLagMean} ms; restores ${result.restoresPerMinute}/min; RSS ${result.rssMb} MB; ` +
+        `CPU ms per 1000 readings: worker(s) ${result.workerCpuMsPer1000}, OMS ${result.omsCpuMsPer1000}, PostgreSQL ${result.postgresCpuMsPer1000}; load ${result.loadAverage}`);
     }
   }
   polling = false;
   await poller;
-  const keys = ['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99', 'evaluationLagMean', 'restoresPerMinute'];
+  await cpu.close();
+  const keys = ['readingsPerSecond', 'arrivals', 'missing', 'lagP50', 'lagP99', 'lagMax', 'batchP99', 'evaluationLagMean', 'restoresPerMinute',
+    'workerCpuMsPer1000', 'omsCpuMsPer1000', 'postgresCpuMsPer1000', 'loadAverage'];
   results.median = {};
   for (let count = 1; count <= Math.max(1, config.workers); count++) {
     const runs = results.runs.filter((r) => r.workers === count);
@@ -269,6 +287,8 @@ async function main() {
       ['arrivals missing after 30 s', summary.missing],
       ['receipt -> evaluation commit, mean ms (worker metric)', summary.evaluationLagMean],
       ['state restores per minute (all workers)', summary.restoresPerMinute],
+      ['CPU ms per 1000 readings: worker(s) / OMS / PostgreSQL (OMS database)', `${summary.workerCpuMsPer1000} / ${summary.omsCpuMsPer1000} / ${summary.postgresCpuMsPer1000}`],
+      ['load average (1 min) at the runs\' start', summary.loadAverage],
       ['workers\' RSS at the last run, MB', runs.at(-1)?.rssMb],
     ]));
   }

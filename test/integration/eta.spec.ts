@@ -320,6 +320,27 @@ describe('estimated arrival', () => {
     }
   });
 
+  it('filters exactly inside a 10-minute bin of the index (the bins narrow the range, the exact arrival decides)', async () => {
+    const destination = await place(spot());
+    const tag = `eta-bin-${Date.now()}`;
+    // A bin of the index starts every 10 minutes from 2000-01-01T00:00Z; two plans 2 and 8 minutes into one.
+    const bin = Math.floor((Date.now() + 4 * 3600_000) / 600_000) * 600_000;
+    const at = (minutes: number) => new Date(bin + minutes * 60_000).toISOString();
+    const early = await createShipment(stack, tenant, { body: { destinationId: destination, plannedArrivalAt: at(2), tags: [tag] } });
+    const late = await createShipment(stack, tenant, { body: { destinationId: destination, plannedArrivalAt: at(8), tags: [tag] } });
+    const list = async (query: string) => {
+      const response = await stack.request('GET', `${base()}/shipments?tag=${tag}&${query}`, { token: tenant.token });
+      expect(response.status, response.text).toBe(200);
+      return (response.body.items as Shipment[]).map((shipment) => shipment.id);
+    };
+    expect(await list(`arrivingBefore=${encodeURIComponent(at(5))}`)).toEqual([early.id]);
+    expect(await list(`arrivingAfter=${encodeURIComponent(at(5))}`)).toEqual([late.id]);
+    // Exclusive before, inclusive after, to the millisecond.
+    expect(await list(`arrivingBefore=${encodeURIComponent(at(2))}`)).toEqual([]);
+    expect(await list(`arrivingAfter=${encodeURIComponent(at(8))}`)).toEqual([late.id]);
+    expect(await list(`arrivingAfter=${encodeURIComponent(at(2))}&arrivingBefore=${encodeURIComponent(at(8))}`)).toEqual([early.id]);
+  });
+
   it('learns a lane from 3 delivered trips (History basis), ends the estimate on delivery without an event, and keeps lanes per account', async () => {
     const start = spot();
     const origin = await place(start);

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EventType, type EtaChangedData, ShipmentStatus } from '@tracking/contracts';
 import { estimateArrival, etaMovedEnough, type GeofenceState, laneTripOf, type LaneStats, type PlaceIndex } from '@tracking/geofence';
-import { recordEvents } from '@tracking/outbox';
 import { entryBound } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager } from 'typeorm';
@@ -23,8 +22,9 @@ const LANE_CACHE_MAX = 10_000;
  * The estimated arrival of the shipments the evaluation evaluates (docs/eta.md): after a shipment's batch
  * is evaluated, in the same transaction, `update` estimates its arrival from the track the engine folded
  * (in event time), its lane's history and its plan, hands it to the chunk's writes (stored with the other
- * shipments' of the chunk in one statement at its end), publishes `shipment.eta_changed` when it moved
- * enough, and, once it is delivered, adds its trip to its lane's statistics.
+ * shipments' of the chunk in one statement at its end), with the `shipment.eta_changed` it publishes when it
+ * moved enough (recorded in that same statement), and, once it is delivered, adds its trip to its lane's
+ * statistics.
  */
 @Injectable()
 export class EtaTracker {
@@ -65,7 +65,6 @@ export class EtaTracker {
     const publish = etaMovedEnough(published?.getTime() ?? null, estimate);
     const calculatedAt = new Date();
     const publishedArrivalAt = publish ? new Date(estimate.arrivalAt) : published;
-    outcomes.saveEstimate({ destinationId: destination.id, estimate, calculatedAt, publishedArrivalAt });
     Object.assign(shipment, {
       etaArrivalAt: new Date(estimate.arrivalAt),
       etaEarliestAt: new Date(estimate.earliestAt),
@@ -77,11 +76,11 @@ export class EtaTracker {
       etaDestinationId: destination.id,
       etaPublishedArrivalAt: publishedArrivalAt,
     });
-    if (!publish) return;
-    const eta = etaOf(shipment);
-    if (eta === null) return;
-    const data: EtaChangedData = { shipmentId: shipment.id, eta, previousArrivalAt: published?.toISOString() ?? null };
-    await recordEvents(manager, [{ tenantId: shipment.tenantId, accountId: shipment.accountId, type: EventType.ShipmentEtaChanged, data }]);
+    const eta = publish ? etaOf(shipment) : null;
+    const data: EtaChangedData | null = eta && { shipmentId: shipment.id, eta, previousArrivalAt: published?.toISOString() ?? null };
+    // Recorded with the chunk's estimates, in their statement (`ShipmentRepository.saveEstimates`).
+    const event = data ? { tenantId: shipment.tenantId, accountId: shipment.accountId, type: EventType.ShipmentEtaChanged, data } : undefined;
+    outcomes.saveEstimate({ destinationId: destination.id, estimate, calculatedAt, publishedArrivalAt, event });
   }
 
   private async laneOf(manager: EntityManager, key: LaneKey): Promise<LaneStats | null> {

@@ -22,6 +22,7 @@ import { CreateLeases1763800031000 } from './1763800031000-create-leases.js';
 import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-deliveries.js';
 import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js';
 import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
+import { KeepEstimateUpdatesHot1763800033000 } from './1763800033000-keep-estimate-updates-hot.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -49,4 +50,5 @@ export const omsMigrations = [
   NotifyDueDeliveries1763800031100,
   AddShipmentEta1763800031200,
   CreateShareLinks1763800032000,
+  KeepEstimateUpdatesHot1763800033000,
 ];
