@@ -23,6 +23,7 @@
 // batch, the ratios, and the load average; for HTTP, MQTT, Teltonika and the API also the CPU µs per reading
 // of each process on the path (the services, their PostgreSQL backends, NATS, Redis and this process, the load
 // generator) and how busy the whole machine was. Rate limits are off (as in every benchmark).
+// BENCH_DEVICES_FILLFACTOR sets the devices table's fillfactor before the devices are made (the DMS's own is 50).
 // BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api, bare) runs some only; the API is the
 // reference and always runs. BENCH_PREFIX names the databases (default bench_devices). BENCH_PROFILE=1
 // also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
@@ -78,6 +79,13 @@ const results = { startedAt: new Date().toISOString(), machine: machine(), confi
 try {
   print(`starting the stack (${config.deviceConnections} devices)...`);
   await stack.start('device-gateway');
+  if (process.env.BENCH_DEVICES_FILLFACTOR) {
+    // Before the devices exist, so that their pages take it: the A/B of the DMS migration that set 50.
+    const client = new pg.Client({ connectionString: databaseUrl(config, databaseNames(config).dms) });
+    await client.connect();
+    await client.query(`ALTER TABLE devices SET (fillfactor = ${Number(process.env.BENCH_DEVICES_FILLFACTOR)})`);
+    await client.end();
+  }
   const { credentials, writeAccountId } = provision(stack);
   const token = await issueToken(stack.base, credentials);
   const { results: deviceIds } = await seedDevices(
@@ -294,10 +302,12 @@ try {
     const generator = process.cpuUsage(generatorBefore);
     const machineUsed = machineCpuMs() - machineBefore;
     const readings = result.readingsPerSecond * config.duration;
-    const perReading = CpuMeter.perRequest(before, after, readings);
-    const microseconds = Object.fromEntries(Object.entries(perReading).map(([name, ms]) => [name, ms === null ? null : Math.round(ms * 1000 * 10) / 10]));
-    microseconds.generator = readings > 0 ? Math.round(((generator.user + generator.system) / readings) * 10) / 10 : null;
-    microseconds.total = Math.round(((microseconds.total ?? 0) + (microseconds.generator ?? 0)) * 10) / 10;
+    // CpuMeter.perRequest rounds to 0.01 ms, too coarse per reading: the same sums, in µs.
+    const usedMs = Object.fromEntries(Object.entries(after.processes).map(([name, ms]) => [name, ms - (before.processes[name] ?? 0)]));
+    usedMs.postgres = Object.entries(after.backends).reduce((sum, [pid, ms]) => sum + ms - (before.backends[pid] ?? 0), 0);
+    usedMs.generator = (generator.user + generator.system) / 1000;
+    usedMs.total = Object.values(usedMs).reduce((sum, ms) => sum + ms, 0);
+    const microseconds = Object.fromEntries(Object.entries(usedMs).map(([name, ms]) => [name, readings > 0 ? Math.round((ms * 10000) / readings) / 10 : null]));
     // The whole machine's busy share over the run (2 cores = 100 %), other people's work included.
     microseconds.machineBusyPercent = Math.round((machineUsed / (config.duration * 1000 * machineCores())) * 1000) / 10;
     (cpuPerReading[scenario] ??= []).push(microseconds);
@@ -386,7 +396,7 @@ try {
   // Median CPU µs per reading of each scenario measured, per process.
   for (const [scenario, list] of Object.entries(cpuPerReading)) {
     const keys = Object.keys(list[0] ?? {});
-    const mid = Object.fromEntries(keys.map((key) => [key, median(list.map((figures) => figures[key] ?? 0))]));
+    const mid = Object.fromEntries(keys.map((key) => [key, Math.round(median(list.map((figures) => figures[key] ?? 0)) * 10) / 10]));
     results.summary[`${scenario}CpuMicrosecondsPerReading`] = mid;
     print(`CPU µs per reading, ${scenario} (medians of ${list.length} runs): ${cpuLine(mid)}`);
   }
