@@ -11,6 +11,7 @@ import { CreateAssignmentPeriods1763800012000 } from './1763800012000-create-ass
 import { CompressOutboxWithLz41763800013000 } from './1763800013000-compress-outbox-with-lz4.js';
 import { CreateDeviceCredentials1763900031000 } from './1763900031000-create-device-credentials.js';
 import { KeepDeviceUpdatesHot1763900031100 } from './1763900031100-keep-device-updates-hot.js';
+import { MoveDeviceJsonInPlace1763900031200 } from './1763900031200-move-device-json-in-place.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -27,4 +28,5 @@ export const dmsMigrations = [
   CompressOutboxWithLz41763800013000,
   CreateDeviceCredentials1763900031000,
   KeepDeviceUpdatesHot1763900031100,
+  MoveDeviceJsonInPlace1763900031200,
 ];
