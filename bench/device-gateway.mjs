@@ -20,7 +20,10 @@
 // last_seen_at (their api_json trigger runs), what any ingest of one reading per device must at least
 // write; the batch size is about what the sink gathers from 2000 devices with 4 calls in flight. Every reading and record
 // is new (its own recordedAt), so each one is inserted. Prints readings/s, p50/p99 of a message, packet or
-// batch, the ratios, and the load average. Rate limits are off (as in every benchmark).
+// batch, the ratios, and the load average; for HTTP, MQTT, Teltonika and the API also the CPU µs per reading
+// of each process on the path (the services, their PostgreSQL backends, NATS, Redis and this process, the load
+// generator) and how busy the whole machine was. Rate limits are off (as in every benchmark).
+// BENCH_DEVICES_FILLFACTOR sets the devices table's fillfactor before the devices are made (the DMS's own is 50).
 // BENCH_DEVICE_SCENARIOS (comma-separated: http, mqtt, teltonika, sink, api, bare) runs some only; the API is the
 // reference and always runs. BENCH_PREFIX names the databases (default bench_devices). BENCH_PROFILE=1
 // also profiles every service (V8's sampling profiler, bench/lib/profiler-preload.mjs) during one more run
@@ -38,6 +41,7 @@ import { readDeviceGatewayConfig } from '../apps/device-gateway/dist/config.js';
 import { startDeviceGateway } from '../apps/device-gateway/dist/device-gateway.js';
 import { CODEC_8, encodeAvlPacket, encodeHandshake } from '../apps/device-gateway/dist/teltonika/teltonika-codec.js';
 import { summarize } from './cpuprofile-summary.mjs';
+import { brokerPids, CpuMeter } from './lib/cpu.mjs';
 import { readBenchConfig } from './lib/config.mjs';
 import { api, inPool, issueToken } from './lib/http.mjs';
 import { median } from './lib/load.mjs';
@@ -75,6 +79,13 @@ const results = { startedAt: new Date().toISOString(), machine: machine(), confi
 try {
   print(`starting the stack (${config.deviceConnections} devices)...`);
   await stack.start('device-gateway');
+  if (process.env.BENCH_DEVICES_FILLFACTOR) {
+    // Before the devices exist, so that their pages take it: the A/B of the DMS migration that set 50.
+    const client = new pg.Client({ connectionString: databaseUrl(config, databaseNames(config).dms) });
+    await client.connect();
+    await client.query(`ALTER TABLE devices SET (fillfactor = ${Number(process.env.BENCH_DEVICES_FILLFACTOR)})`);
+    await client.end();
+  }
   const { credentials, writeAccountId } = provision(stack);
   const token = await issueToken(stack.base, credentials);
   const { results: deviceIds } = await seedDevices(
@@ -276,15 +287,44 @@ try {
     await apiRun(config.warmup);
     if (runs('bare')) await bareRun(config.warmup);
   }
+  // CPU per reading of every process on the path, the load generator (this process) included: on a shared
+  // 2-core machine a steadier figure than readings/s, and what says how far a core goes.
+  const names = databaseNames(config);
+  const brokers = brokerPids();
+  const cpuMeter = new CpuMeter(databaseUrl(config, 'postgres'), () => ({ ...stack.pids(), ...brokers }), [names.gateway, names.oms, names.dms]);
+  const cpuPerReading = {};
+  const measured = async (scenario, run) => {
+    const before = await cpuMeter.sample();
+    const generatorBefore = process.cpuUsage();
+    const machineBefore = machineCpuMs();
+    const result = await run();
+    const after = await cpuMeter.sample();
+    const generator = process.cpuUsage(generatorBefore);
+    const machineUsed = machineCpuMs() - machineBefore;
+    const readings = result.readingsPerSecond * config.duration;
+    // CpuMeter.perRequest rounds to 0.01 ms, too coarse per reading: the same sums, in µs.
+    const usedMs = Object.fromEntries(Object.entries(after.processes).map(([name, ms]) => [name, ms - (before.processes[name] ?? 0)]));
+    usedMs.postgres = Object.entries(after.backends).reduce((sum, [pid, ms]) => sum + ms - (before.backends[pid] ?? 0), 0);
+    usedMs.generator = (generator.user + generator.system) / 1000;
+    usedMs.total = Object.values(usedMs).reduce((sum, ms) => sum + ms, 0);
+    const microseconds = Object.fromEntries(Object.entries(usedMs).map(([name, ms]) => [name, readings > 0 ? Math.round((ms * 10000) / readings) / 10 : null]));
+    // The whole machine's busy share over the run (2 cores = 100 %), other people's work included.
+    microseconds.machineBusyPercent = Math.round((machineUsed / (config.duration * 1000 * machineCores())) * 1000) / 10;
+    (cpuPerReading[scenario] ??= []).push(microseconds);
+    return { ...result, cpuMicrosecondsPerReading: microseconds };
+  };
   for (let run = 1; run <= config.runs; run++) {
     const loadBefore = loadavg()[0];
-    const device = runs('http') ? figures(await deviceRun(config.duration), 1) : skipped;
-    const mqtt = runs('mqtt') ? await mqttRun(config.duration) : skipped;
-    const teltonika = runs('teltonika') ? await teltonikaRun(config.duration) : skipped;
+    const device = runs('http') ? await measured('http', async () => figures(await deviceRun(config.duration), 1)) : skipped;
+    const mqtt = runs('mqtt') ? await measured('mqtt', () => mqttRun(config.duration)) : skipped;
+    const teltonika = runs('teltonika') ? await measured('teltonika', () => teltonikaRun(config.duration)) : skipped;
     const sink = runs('sink') ? await sinkRun(config.duration) : skipped;
-    const reference = figures(await apiRun(config.duration), config.apiBatch);
+    const reference = await measured('api', async () => figures(await apiRun(config.duration), config.apiBatch));
     const floor = runs('bare') ? await bareRun(config.duration) : skipped;
     results.runs.push({ run, loadAverage: Math.round(loadBefore * 100) / 100, device, mqtt, teltonika, sink, api: reference, bare: floor });
+    for (const [scenario, figure] of [['HTTP', device], ['MQTT', mqtt], ['Teltonika', teltonika], ['API', reference]]) {
+      if (figure.cpuMicrosecondsPerReading) print(`  CPU µs per reading, ${scenario}: ${cpuLine(figure.cpuMicrosecondsPerReading)}`);
+    }
     print(
       `run ${run}: device HTTP ${device.readingsPerSecond}/s (p99 ${device.p99} ms), MQTT ${mqtt.readingsPerSecond}/s (PUBACK p50 ${mqtt.p50} ms, p99 ${mqtt.p99} ms), ` +
         `Teltonika ${teltonika.readingsPerSecond} records/s (ack p50 ${teltonika.p50} ms, p99 ${teltonika.p99} ms), ` +
@@ -353,6 +393,14 @@ try {
     sinkRatio: sink / Math.max(1, reference),
     bare: med((r) => r.bare.readingsPerSecond),
   };
+  // Median CPU µs per reading of each scenario measured, per process.
+  for (const [scenario, list] of Object.entries(cpuPerReading)) {
+    const keys = Object.keys(list[0] ?? {});
+    const mid = Object.fromEntries(keys.map((key) => [key, Math.round(median(list.map((figures) => figures[key] ?? 0)) * 10) / 10]));
+    results.summary[`${scenario}CpuMicrosecondsPerReading`] = mid;
+    print(`CPU µs per reading, ${scenario} (medians of ${list.length} runs): ${cpuLine(mid)}`);
+  }
+  await cpuMeter.close();
   writeResults('device-gateway', results);
 } finally {
   await stack.close();
@@ -451,4 +499,26 @@ function openTracker(port, imei) {
     });
     socket.write(encodeHandshake(imei));
   });
+}
+
+/** CPU ms the whole machine spent busy so far (every core, every process), from /proc/stat. */
+function machineCpuMs() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait (USER_HZ 100).
+  const busy = fields.slice(0, 8).reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+  return busy * 10;
+}
+
+function machineCores() {
+  return readFileSync('/proc/stat', 'utf8').split('\n').filter((line) => /^cpu\d/.test(line)).length;
+}
+
+function cpuLine(figures) {
+  const { total, machineBusyPercent, ...parts } = figures;
+  const listed = Object.entries(parts)
+    .filter(([, value]) => value !== null && value >= 0.5)
+    .sort(([, a], [, b]) => b - a)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
+  return `${total} (${listed}); machine busy ${machineBusyPercent} %`;
 }

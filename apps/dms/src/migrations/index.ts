@@ -10,6 +10,8 @@ import { CreateReadings1763800011000 } from './1763800011000-create-readings.js'
 import { CreateAssignmentPeriods1763800012000 } from './1763800012000-create-assignment-periods.js';
 import { CompressOutboxWithLz41763800013000 } from './1763800013000-compress-outbox-with-lz4.js';
 import { CreateDeviceCredentials1763900031000 } from './1763900031000-create-device-credentials.js';
+import { KeepDeviceUpdatesHot1763900031100 } from './1763900031100-keep-device-updates-hot.js';
+import { MoveDeviceJsonInPlace1763900031200 } from './1763900031200-move-device-json-in-place.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -25,4 +27,6 @@ export const dmsMigrations = [
   CreateAssignmentPeriods1763800012000,
   CompressOutboxWithLz41763800013000,
   CreateDeviceCredentials1763900031000,
+  KeepDeviceUpdatesHot1763900031100,
+  MoveDeviceJsonInPlace1763900031200,
 ];
