@@ -4,7 +4,7 @@ import { createTenant, type TestTenant } from '../factories/identity.factory.js'
 import { startTestDeviceGateway, type TestDeviceGateway } from '../support/device-gateway.js';
 import { OwnNatsServer } from '../support/nats-server.js';
 import { waitUntil } from '../support/ops-endpoints.js';
-import { TestStack } from '../support/stack.js';
+import { type HttpResult, TestStack } from '../support/stack.js';
 
 /**
  * NATS restarted while trackers send, on a nats-server of the test's own: while it is down a message
@@ -49,8 +49,16 @@ describe('device gateway through a NATS restart', { timeout: 90000 }, () => {
     let after: Response | undefined;
     await waitUntil(async () => (after = await post(20)).status === 200, 'the device gateway stores again', 30000);
     expect(await after!.json()).toEqual({ accepted: 1, duplicates: 0, unassigned: 1, rejected: [] });
-    const stored = await stack.request('GET', `${devicesPath(tenant)}/${device.id}/readings`, { token: tenant.token });
-    expect(stored.body.readings).toHaveLength(2);
+    // The API gateway reconnects to NATS on its own schedule: the device gateway may be back before it, and
+    // until then a read answers 503 or 504, which a client retries (a clean-clone CI run met that here).
+    let stored: HttpResult<{ readings: unknown[] }> | undefined;
+    await waitUntil(
+      async () => (stored = await stack.request('GET', `${devicesPath(tenant)}/${device.id}/readings`, { token: tenant.token })).status < 503,
+      'the API gateway answers again',
+      30000,
+    );
+    expect(stored!.status).toBe(200);
+    expect(stored!.body.readings).toHaveLength(2);
 
     // The periodic revocation check asks the DMS again after the restart.
     const identity = (await devices.gateway.authenticator.authenticate('Http', '', created.secret))!;
