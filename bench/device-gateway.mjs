@@ -32,7 +32,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { connect as connectTcp } from 'node:net';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { READING_VALUES } from '@tracking/contracts';
 import { createLogger } from '@tracking/core';
@@ -302,14 +302,13 @@ try {
     const generator = process.cpuUsage(generatorBefore);
     const machineUsed = machineCpuMs() - machineBefore;
     const readings = result.readingsPerSecond * config.duration;
-    // CpuMeter.perRequest rounds to 0.01 ms, too coarse per reading: the same sums, in µs.
-    const usedMs = Object.fromEntries(Object.entries(after.processes).map(([name, ms]) => [name, ms - (before.processes[name] ?? 0)]));
-    usedMs.postgres = Object.entries(after.backends).reduce((sum, [pid, ms]) => sum + ms - (before.backends[pid] ?? 0), 0);
+    // In µs: CpuMeter.perRequest's 0.01 ms is too coarse per reading.
+    const usedMs = CpuMeter.used(before, after);
     usedMs.generator = (generator.user + generator.system) / 1000;
-    usedMs.total = Object.values(usedMs).reduce((sum, ms) => sum + ms, 0);
+    usedMs.total += usedMs.generator;
     const microseconds = Object.fromEntries(Object.entries(usedMs).map(([name, ms]) => [name, readings > 0 ? Math.round((ms * 10000) / readings) / 10 : null]));
     // The whole machine's busy share over the run (2 cores = 100 %), other people's work included.
-    microseconds.machineBusyPercent = Math.round((machineUsed / (config.duration * 1000 * machineCores())) * 1000) / 10;
+    microseconds.machineBusyPercent = Math.round((machineUsed / (config.duration * 1000 * availableParallelism())) * 1000) / 10;
     (cpuPerReading[scenario] ??= []).push(microseconds);
     return { ...result, cpuMicrosecondsPerReading: microseconds };
   };
@@ -507,10 +506,6 @@ function machineCpuMs() {
   // user nice system idle iowait irq softirq steal: busy is all but idle and iowait (USER_HZ 100).
   const busy = fields.slice(0, 8).reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
   return busy * 10;
-}
-
-function machineCores() {
-  return readFileSync('/proc/stat', 'utf8').split('\n').filter((line) => /^cpu\d/.test(line)).length;
 }
 
 function cpuLine(figures) {

@@ -67,11 +67,16 @@ export class CpuMeter {
    */
   static perRequest(before, after, requests) {
     const round = (value) => Math.round(value * 100) / 100;
+    return Object.fromEntries(Object.entries(CpuMeter.used(before, after)).map(([name, ms]) => [name, requests > 0 ? round(ms / requests) : null]));
+  }
+
+  /** CPU ms of each process, of PostgreSQL and in total between two samples (see `perRequest`). */
+  static used(before, after) {
     const used = {};
     for (const [name, ms] of Object.entries(after.processes)) used[name] = ms - (before.processes[name] ?? 0);
     used.postgres = Object.entries(after.backends).reduce((sum, [pid, ms]) => sum + ms - (before.backends[pid] ?? 0), 0);
     used.total = Object.values(used).reduce((sum, ms) => sum + ms, 0);
-    return Object.fromEntries(Object.entries(used).map(([name, ms]) => [name, requests > 0 ? round(ms / requests) : null]));
+    return used;
   }
 
   /**

@@ -29,7 +29,7 @@ const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW
  * the trigger, 4.9 ms without; BENCHMARKS.md, "The device gateway"). The fields it keeps are cut from the
  * old text at `,"batteryLevel":` and `,"metadata":`: neither can occur earlier, since the fields before them
  * are JSON strings, whose quotes are escaped, and keys of other names. Any other change (and a NULL written
- * to `api_json`, which asks for a rewrite) formats the whole text as before.
+ * to `api_json`, which asks for a rewrite, or a text without both marks) formats the whole text as before.
  */
 export class MoveDeviceJsonInPlace1763900031200 implements MigrationInterface {
   name = 'MoveDeviceJsonInPlace1763900031200';
@@ -37,6 +37,9 @@ export class MoveDeviceJsonInPlace1763900031200 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
     CREATE OR REPLACE FUNCTION devices_api_json() RETURNS trigger LANGUAGE plpgsql SET extra_float_digits = 1 AS $$
+    DECLARE
+      head int;
+      tail int;
     BEGIN
       IF TG_OP = 'UPDATE' AND NEW.api_json IS NOT NULL AND NEW.api_json = OLD.api_json
         AND (NEW.id, NEW.serial_number, NEW.model, NEW.status, NEW.shipment_id, NEW.set_id, NEW.firmware_version,
@@ -44,9 +47,13 @@ export class MoveDeviceJsonInPlace1763900031200 implements MigrationInterface {
           IS NOT DISTINCT FROM (OLD.id, OLD.serial_number, OLD.model, OLD.status, OLD.shipment_id, OLD.set_id, OLD.firmware_version,
              OLD.metadata, OLD.created_at, OLD.updated_at, OLD.retired_at)
       THEN
-        NEW.api_json := left(OLD.api_json, strpos(OLD.api_json, ',"batteryLevel":') - 1) || ${LAST_KNOWN} ||
-          substr(OLD.api_json, strpos(OLD.api_json, ',"metadata":'));
-        RETURN NEW;
+        head := strpos(OLD.api_json, ',"batteryLevel":');
+        tail := strpos(OLD.api_json, ',"metadata":');
+        -- A text without both (one this function did not write) is formatted whole below.
+        IF head > 0 AND tail > head THEN
+          NEW.api_json := left(OLD.api_json, head - 1) || ${LAST_KNOWN} || substr(OLD.api_json, tail);
+          RETURN NEW;
+        END IF;
       END IF;
       NEW.api_json := ${WHOLE};
       RETURN NEW;
