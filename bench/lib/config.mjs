@@ -41,6 +41,12 @@ export function readBenchConfig() {
     seedConcurrency: int('BENCH_SEED_CONCURRENCY', 16),
     /** How long a freshly started service sits idle before its resident memory is read. */
     idleMs: int('BENCH_IDLE_MS', 3000, 0),
+    /**
+     * When, after ready, the stack's memory is read again, left alone in between: V8 gives back the heap
+     * that start-up grew (its memory reducer, which runs only once allocation has been low for a while)
+     * 30 to 65 s after start, so this is what an idle process holds; 0 skips the reading.
+     */
+    idleSettledMs: int('BENCH_IDLE_SETTLED_MS', 90000, 0),
     /** Only these scenarios (comma-separated names, see the table); empty runs every one. */
     only: text('BENCH_ONLY', '').split(',').filter(Boolean),
     /** Keep the databases of the previous run when they hold the same data (state in bench/results/state.json). */

@@ -41,23 +41,36 @@ export function markdown(results) {
       Object.entries(results.ratios.reference).map(([name, ratio]) => [name, ratio.throughput, ratio.p99, ratio.cpuPerRequest, ratio.met ? 'met' : 'not met']),
     ),
     '',
-    'Resident memory per process (MiB; idle: after start-up and a pause, before any load):',
+    `Resident memory per process (MiB; idle: ${results.config?.idleMs ?? 3000} ms after ready, before any load; settled: ${settledSeconds(results)}, left idle in between):`,
     '',
     table(
-      ['process', 'start ms', 'idle RSS', 'RSS after the load', 'peak RSS'],
+      ['process', 'start ms', 'idle RSS', 'idle RSS, settled', 'RSS after the load', 'peak RSS'],
       [
         ...Object.entries(results.startup).map(([name, startup]) => [
           name,
           startup.readyMs,
           results.idleMemory[name]?.rssMiB,
+          results.idleSettledMemory?.[name]?.rssMiB ?? '',
           results.memoryAfterLoad?.[name]?.rssMiB,
           results.memoryAfterLoad?.[name]?.peakMiB,
         ]),
-        ['reference', results.reference.startMs, results.reference.idleMemory?.rssMiB, results.reference.memoryAfterLoad?.rssMiB, results.reference.memoryAfterLoad?.peakMiB],
+        [
+          'reference',
+          results.reference.startMs,
+          results.reference.idleMemory?.rssMiB,
+          results.reference.idleSettledMemory?.rssMiB ?? '',
+          results.reference.memoryAfterLoad?.rssMiB,
+          results.reference.memoryAfterLoad?.peakMiB,
+        ],
       ],
     ),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+function settledSeconds(results) {
+  const ms = results.config?.idleSettledMs;
+  return ms ? `${ms / 1000} s after ready` : 'not read';
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
