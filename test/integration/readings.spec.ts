@@ -468,6 +468,27 @@ describe('readings', () => {
       expect(listed.body.devices).toEqual([found]);
     });
 
+    it('move only with readings stored by the batch: a duplicate or a conflicting entry moves nothing', async () => {
+      const own = await newDevice();
+      const [t1, t2] = [ago(40_000), ago(30_000)];
+      await ingest([{ deviceId: own.id, recordedAt: t1, location: { lat: 1, lng: 1 }, batteryPercent: 60 }]);
+      await ingest([{ deviceId: own.id, recordedAt: t2, temperatureC: 4 }]);
+      const known = [t2, { lat: 1, lng: 1, accuracyMeters: null, recordedAt: t1 }, 60];
+      let found = (await getDevice(own.id)).body;
+      expect([found.lastSeenAt, found.lastLocation, found.batteryLevel]).toEqual(known);
+      // The key of t2 again: with the same content a duplicate, then with a location and a battery level a
+      // conflict, refused; neither moves anything, in the same batch or the next.
+      const again = await ingest([
+        { deviceId: own.id, recordedAt: t2, temperatureC: 4 },
+        { deviceId: own.id, recordedAt: t2, temperatureC: 4, location: { lat: 9, lng: 9 }, batteryPercent: 10 },
+      ]);
+      expect([again.body.accepted, again.body.duplicates, again.body.rejected.map((r: { index: number }) => r.index)]).toEqual([0, 1, [1]]);
+      const alone = await ingest([{ deviceId: own.id, recordedAt: t2, location: { lat: 9, lng: 9 }, batteryPercent: 10 }]);
+      expect([alone.body.accepted, alone.body.rejected.map((r: { index: number }) => r.index)]).toEqual([0, [0]]);
+      found = (await getDevice(own.id)).body;
+      expect([found.lastSeenAt, found.lastLocation, found.batteryLevel]).toEqual(known);
+    });
+
     it('treat a value a client sets as known when it was set: older readings leave it, newer ones replace it', async () => {
       const own = await newDevice();
       const patched = await stack.request('PATCH', `${devicesPath(tenant)}/${own.id}`, {

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type AccountScope, type DeviceFilters, DeviceStatus, type PageRequest } from '@tracking/contracts';
 import { ownedBy } from '@tracking/database';
-import type { SqlStatement } from '@tracking/outbox';
 import { CursorCodec, cursorBinding, keysetJsonPage, lockInsertOrder, SqlConditions } from '@tracking/paging';
 import type { EntityManager, Repository } from 'typeorm';
 import { DeviceEntity } from './device.entity.js';
@@ -15,12 +14,44 @@ export interface IngestDevice {
   retired: boolean;
 }
 
-/** The newest of the batch's readings of one device carrying each last known field (null: none did). */
-export interface LastKnown {
-  deviceId: string;
-  seenAt: number;
-  location: { at: number; lat: number; lng: number; accuracyMeters: number | null } | null;
-  battery: { at: number; level: number } | null;
+/**
+ * The common table expressions that move each device's `lastSeenAt`, `lastLocation` and `batteryLevel`
+ * forward to the newest of its rows in `stored` carrying each (a relation of the rows a statement just
+ * inserted into `readings`: device_id, recorded_at, lat, lng, accuracy_meters, battery_percent), each only
+ * when recorded later than the value it holds: a late, older reading never moves them back. Neither
+ * `updated_at` nor `version` changes (derived fields, docs/readings.md). SQL to put in the ingest's insert
+ * statement (`ReadingRepository.insert`), after its `stored` CTE: the values come from the rows as
+ * inserted, rather than sent a second time as eight arrays of parameters and parsed again (issue 31:
+ * about a fifth of what the DMS sent PostgreSQL per reading; bench:device-gateway, BENCHMARKS.md).
+ */
+export function moveLastKnownFrom(stored: string): string {
+  return `last_seen AS (
+    SELECT device_id, max(recorded_at) AS seen_at FROM ${stored} GROUP BY device_id),
+  last_located AS (
+    SELECT DISTINCT ON (device_id) device_id, recorded_at, lat, lng, accuracy_meters
+      FROM ${stored} WHERE lat IS NOT NULL ORDER BY device_id, recorded_at DESC),
+  last_charged AS (
+    SELECT DISTINCT ON (device_id) device_id, recorded_at, battery_percent
+      FROM ${stored} WHERE battery_percent IS NOT NULL ORDER BY device_id, recorded_at DESC),
+  moved AS (
+    UPDATE devices AS d SET
+      last_seen_at = GREATEST(d.last_seen_at, u.seen_at),
+      last_location_lat = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lat ELSE d.last_location_lat END,
+      last_location_lng = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lng ELSE d.last_location_lng END,
+      last_location_accuracy_meters = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+        THEN u.accuracy_meters ELSE d.last_location_accuracy_meters END,
+      last_location_recorded_at = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+        THEN u.location_at ELSE d.last_location_recorded_at END,
+      battery_level = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity') THEN u.battery ELSE d.battery_level END,
+      battery_level_recorded_at = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity')
+        THEN u.battery_at ELSE d.battery_level_recorded_at END
+     FROM (SELECT s.device_id AS id, s.seen_at, l.recorded_at AS location_at, l.lat, l.lng, l.accuracy_meters,
+                  c.recorded_at AS battery_at, c.battery_percent AS battery
+             FROM last_seen s LEFT JOIN last_located l USING (device_id) LEFT JOIN last_charged c USING (device_id)) AS u
+    WHERE d.id = u.id
+      AND (d.last_seen_at IS NULL OR u.seen_at > d.last_seen_at
+        OR u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
+        OR u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity')))`;
 }
 
 @Injectable()
@@ -261,47 +292,6 @@ export class DeviceRepository {
         { id: row.id, serialNumber: row.serial_number, retired: row.status === DeviceStatus.Retired, tenantId: row.tenant_id, accountId: row.account_id },
       ]),
     );
-  }
-
-  /**
-   * The statement that moves each device's `lastSeenAt`, `lastLocation` and `batteryLevel` forward to the
-   * batch's newest values, each only when recorded later than the value it holds: a late, older reading
-   * never moves them back. Neither `updated_at` nor `version` changes (derived fields, docs/readings.md).
-   * Returned rather than run, so that the ingest sends it with its outbox write (`writeOutbox`'s
-   * `alongside`); undefined when there is nothing to move.
-   */
-  moveLastKnownStatement(updates: LastKnown[]): SqlStatement | undefined {
-    if (updates.length === 0) return undefined;
-    const time = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
-    return {
-      sql: `UPDATE devices AS d SET
-          last_seen_at = GREATEST(d.last_seen_at, u.seen_at),
-          last_location_lat = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lat ELSE d.last_location_lat END,
-          last_location_lng = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity') THEN u.lng ELSE d.last_location_lng END,
-          last_location_accuracy_meters = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
-            THEN u.accuracy_meters ELSE d.last_location_accuracy_meters END,
-          last_location_recorded_at = CASE WHEN u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
-            THEN u.location_at ELSE d.last_location_recorded_at END,
-          battery_level = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity') THEN u.battery ELSE d.battery_level END,
-          battery_level_recorded_at = CASE WHEN u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity')
-            THEN u.battery_at ELSE d.battery_level_recorded_at END
-         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::timestamptz[], $8::float8[])
-           AS u (id, seen_at, location_at, lat, lng, accuracy_meters, battery_at, battery)
-        WHERE d.id = u.id
-          AND (d.last_seen_at IS NULL OR u.seen_at > d.last_seen_at
-            OR u.location_at > coalesce(d.last_location_recorded_at, '-infinity')
-            OR u.battery_at > coalesce(d.battery_level_recorded_at, '-infinity'))`,
-      parameters: [
-        updates.map((u) => u.deviceId),
-        updates.map((u) => time(u.seenAt)),
-        updates.map((u) => time(u.location?.at)),
-        updates.map((u) => u.location?.lat ?? null),
-        updates.map((u) => u.location?.lng ?? null),
-        updates.map((u) => u.location?.accuracyMeters ?? null),
-        updates.map((u) => time(u.battery?.at)),
-        updates.map((u) => u.battery?.level ?? null),
-      ],
-    };
   }
 
   /**

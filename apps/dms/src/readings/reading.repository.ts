@@ -11,6 +11,7 @@ import {
 } from '@tracking/contracts';
 import { CursorCodec, cursorBinding } from '@tracking/paging';
 import { DataSource, type EntityManager } from 'typeorm';
+import { moveLastKnownFrom } from '../devices/device.repository.js';
 
 /** A device's time on a shipment, half-open: [assignedAt, releasedAt). */
 export interface AssignmentPeriod {
@@ -46,6 +47,11 @@ const VALUE_ARRAYS = COLUMNS.map((_, i) => `$${i + 6}::float8[]`).join(', ');
  * and no period of a locked device opens or closes until the batch commits. Periods of rows that turn out
  * duplicates are read too; only the stored rows are matched against them. One row at least (the count),
  * with null period columns when there is no period.
+ *
+ * And it moves the devices' last known fields from the rows it stored (`moveLastKnownFrom`: `RETURNING`
+ * gives exactly the rows of this batch that were new, never a duplicate's or a conflict's), on the devices
+ * the transaction locked before: what a statement of its own after the insert did from eight arrays of
+ * parameters.
  */
 const INSERT = `
   WITH stored AS (
@@ -54,7 +60,8 @@ const INSERT = `
       FROM unnest($4::uuid[], $5::uuid[], $18::timestamptz[], ${VALUE_ARRAYS})
         AS u (id, device_id, recorded_at, ${COLUMNS.join(', ')})
     ON CONFLICT DO NOTHING
-    RETURNING 1),
+    RETURNING device_id, recorded_at, lat, lng, accuracy_meters, battery_percent),
+  ${moveLastKnownFrom('stored')},
   periods AS (
     SELECT device_id, shipment_id, (extract(epoch FROM assigned_at) * 1000)::bigint AS assigned_ms,
            (extract(epoch FROM released_at) * 1000)::bigint AS released_ms

@@ -14,7 +14,6 @@ import {
   type Reading,
   type ReadingPage,
   ReadingSubjects,
-  ReadingValue,
   type RejectedReading,
   type ShipmentReadingsPage,
   type ShipmentReadingsRequest,
@@ -24,7 +23,7 @@ import { type OutboxMessage, readingsPartitionOf, writeOutbox } from '@tracking/
 import type { EntityManager } from 'typeorm';
 import { validate as isUuid } from 'uuid';
 import { CredentialRepository } from '../credentials/credential.repository.js';
-import { DeviceRepository, type IngestDevice, type LastKnown } from '../devices/device.repository.js';
+import { DeviceRepository, type IngestDevice } from '../devices/device.repository.js';
 import { type AssignmentPeriod, ReadingRepository, type ReadingRow, publishedReadingJson, readingKey } from './reading.repository.js';
 import { ReadingPartitions } from './reading-partitions.js';
 import { uuidV7s } from './uuid-v7.js';
@@ -226,8 +225,8 @@ export class ReadingsService {
     const stored = fates.size === 0 ? rows : rows.filter((row) => !fates.has(readingKey(row.deviceId, row.recordedAt)));
     const groups = groupByShipment(stored, periods);
     // Published once, after the commit, by the outbox relay (docs/readings.md, "Publication"); the
-    // devices' last known fields move in the same statement (one round trip fewer).
-    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS), this.devices.moveLastKnownStatement(lastKnown(stored)));
+    // devices' last known fields moved with the insert (`ReadingRepository.insert`).
+    await writeOutbox(manager, publications(scope, groups, receivedAt, this.config.READINGS_PARTITIONS));
     // Decided from the same periods as the publications, in the same transaction: what the answer says
     // reached no shipment is exactly what no shipment's evaluation gets.
     const unassigned = groups
@@ -455,27 +454,4 @@ function shipmentAt(periods: AssignmentPeriod[], at: number): string | null {
     if (period.assignedAt <= at && (period.releasedAt === null || at < period.releasedAt)) return period.shipmentId;
   }
   return null;
-}
-
-/** Per device, the newest stored reading overall, with a location, and with a battery level. */
-function lastKnown(rows: ReadingRow[]): LastKnown[] {
-  const byDevice = new Map<string, LastKnown>();
-  for (const row of rows) {
-    let known = byDevice.get(row.deviceId);
-    if (!known) {
-      known = { deviceId: row.deviceId, seenAt: row.recordedAt, location: null, battery: null };
-      byDevice.set(row.deviceId, known);
-    }
-    known.seenAt = Math.max(known.seenAt, row.recordedAt);
-    const lat = row.values[ReadingValue.Lat];
-    const lng = row.values[ReadingValue.Lng];
-    if (lat != null && lng != null && (known.location === null || row.recordedAt > known.location.at)) {
-      known.location = { at: row.recordedAt, lat, lng, accuracyMeters: row.values[ReadingValue.AccuracyMeters] ?? null };
-    }
-    const battery = row.values[ReadingValue.BatteryPercent];
-    if (battery != null && (known.battery === null || row.recordedAt > known.battery.at)) {
-      known.battery = { at: row.recordedAt, level: battery };
-    }
-  }
-  return [...byDevice.values()];
 }
