@@ -543,6 +543,42 @@ describe('evaluation of readings', () => {
     expect((await cache.forAccount(accounts[1]!)).get(rows[2]!.id)).toBeUndefined();
   });
 
+  it("moves an account's places version once per transaction when two change its places at once, at each commit and not before", async () => {
+    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]! };
+    const rows = [spot(), spot()].map((centre) => ({ id: randomUUID(), ...centre }));
+    await oms.query(
+      `INSERT INTO points_of_interest (id, tenant_id, account_id, name, kind, lat, lng, created_at, updated_at)
+       SELECT id, $1, $2, 'Imported', 'Other', lat, lng, now(), now() FROM unnest($3::uuid[], $4::float8[], $5::float8[]) AS r(id, lat, lng)`,
+      [scope.tenantId, scope.accountId, rows.map((row) => row.id), rows.map((row) => row.lat), rows.map((row) => row.lng)],
+    );
+    const version = async () =>
+      (await oms.query<{ version: string }>('SELECT version FROM points_of_interest_versions WHERE tenant_id = $1 AND account_id = $2', [scope.tenantId, scope.accountId])).rows[0]?.version;
+    const clients = [0, 1].map(() => new pg.Client({ connectionString: stack.env.OMS_DATABASE_URL }));
+    await Promise.all(clients.map((client) => client.connect()));
+    try {
+      const before = await version();
+      for (const client of clients) await client.query('BEGIN');
+      const move = (i: number) => clients[i]!.query('UPDATE points_of_interest SET lat = lat + 0.01 WHERE id = $1', [rows[i]!.id]);
+      await move(0);
+      expect(await version()).toBe(before);
+      // The second transaction's bump waits for the first's row of the version, then moves it again.
+      const second = move(1);
+      await clients[0]!.query('COMMIT');
+      const first = await version();
+      expect(first).not.toBe(before);
+      await second;
+      expect(await version()).toBe(first);
+      await clients[1]!.query('COMMIT');
+      const both = await version();
+      expect([before, first]).not.toContain(both);
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+    const index = await stack.workers[0]!.get(PlaceCache).forAccount(scope);
+    for (const row of rows) expect(index.get(row.id)).toMatchObject({ lat: row.lat + 0.01, lng: row.lng });
+    await oms.query('DELETE FROM points_of_interest WHERE id = ANY($1)', [rows.map((row) => row.id)]);
+  });
+
   it('evaluates against a place moved since its last evaluation, and no longer against a deleted one', async () => {
     const poi = await place({ dwellSeconds: 2 });
     const elsewhere = spot();
