@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Device, Shipment } from '@tracking/contracts';
 import { initialState } from '@tracking/geofence';
 import { ServiceMetrics } from '@tracking/observability';
@@ -6,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUE_AT_SLACK_SECONDS, EvaluationRecordRepository } from '../../apps/oms/src/evaluation/evaluation-record.repository.js';
 import { EvaluationConsumer } from '../../apps/oms/src/evaluation/evaluation.consumer.js';
+import { PlaceCache } from '../../apps/oms/src/evaluation/place-cache.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { GeofenceReading } from '@tracking/geofence';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
@@ -474,6 +476,134 @@ describe('evaluation of readings', () => {
       expect(response.status, response.text).toBe(204);
     }
     await eventually(version.bind(null, shipment.id), (value) => value === 0, 'the closed shipment forgotten');
+  });
+
+  it("looks an account's places up again after every change to them, through the API or in bulk statements, and not after another account's", async () => {
+    const cache = stack.workers[0]!.get(PlaceCache);
+    const accounts = tenant.accountIds.map((accountId) => ({ tenantId: tenant.tenantId, accountId }));
+    const placesPath = (account: number) => `/v1/accounts/${tenant.accountIds[account]}/points-of-interest`;
+    const request = async (method: string, path: string, body?: Record<string, unknown>) => {
+      const response = await stack.request(method, path, { token: tenant.token, body });
+      expect(response.status, response.text).toBeLessThan(300);
+      return response.body as { id: string };
+    };
+    let held = await cache.forAccount(accounts[0]!);
+    /** Account 0's index after a change to its places: a new one, with `expected` as each place is (undefined: gone). */
+    async function rebuilt(expected: Record<string, Record<string, number> | undefined>): Promise<void> {
+      const index = await cache.forAccount(accounts[0]!);
+      expect(index).not.toBe(held);
+      for (const [id, place] of Object.entries(expected)) {
+        if (place) expect(index.get(id), id).toMatchObject(place);
+        else expect(index.get(id), id).toBeUndefined();
+      }
+      held = index;
+    }
+    /** After a change to the other account's places, account 0's index is still the one held, not built again. */
+    const unchanged = async () => expect(await cache.forAccount(accounts[0]!)).toBe(held);
+    await unchanged();
+
+    // Through the API: created, edited (moved and widened), deleted.
+    const centre = spot();
+    const { id } = await request('POST', placesPath(0), { name: 'Moving', kind: 'Warehouse', location: centre, radiusMeters: RADIUS });
+    await rebuilt({ [id]: { ...centre, radiusMeters: RADIUS } });
+    const moved = spot();
+    await request('PATCH', `${placesPath(0)}/${id}`, { location: moved, radiusMeters: 2 * RADIUS });
+    await rebuilt({ [id]: { ...moved, radiusMeters: 2 * RADIUS } });
+    await request('PATCH', `${placesPath(0)}/${id}`, { dwellSeconds: 7 });
+    await rebuilt({ [id]: { ...moved, dwellSeconds: 7 } });
+    await request('DELETE', `${placesPath(0)}/${id}`);
+    await rebuilt({ [id]: undefined });
+
+    // The other account's places change: account 0's version does not move; theirs does.
+    const theirs = await request('POST', placesPath(1), { name: 'Theirs', kind: 'Port', location: spot() });
+    await unchanged();
+    expect((await cache.forAccount(accounts[1]!)).get(theirs.id)).toBeDefined();
+    await request('PATCH', `${placesPath(1)}/${theirs.id}`, { radiusMeters: 3 * RADIUS });
+    await unchanged();
+    expect((await cache.forAccount(accounts[1]!)).get(theirs.id)).toMatchObject({ radiusMeters: 3 * RADIUS });
+
+    // Bulk statements (an import, a script): one statement over several places of both accounts. The
+    // update leaves updated_at as it was: the version moves with the rows, whatever the statement writes.
+    const rows = [0, 0, 1].map((account) => ({ id: randomUUID(), accountId: tenant.accountIds[account]!, ...spot() }));
+    await oms.query(
+      `INSERT INTO points_of_interest (id, tenant_id, account_id, name, kind, lat, lng, created_at, updated_at)
+       SELECT id, $1, account_id, 'Imported', 'Other', lat, lng, now(), now()
+         FROM unnest($2::uuid[], $3::uuid[], $4::float8[], $5::float8[]) AS r(id, account_id, lat, lng)`,
+      [tenant.tenantId, rows.map((row) => row.id), rows.map((row) => row.accountId), rows.map((row) => row.lat), rows.map((row) => row.lng)],
+    );
+    await rebuilt({ [rows[0]!.id]: { lat: rows[0]!.lat, lng: rows[0]!.lng }, [rows[1]!.id]: { lat: rows[1]!.lat, lng: rows[1]!.lng }, [rows[2]!.id]: undefined });
+    await oms.query('UPDATE points_of_interest SET lat = lat + 0.01 WHERE id = ANY($1)', [rows.map((row) => row.id)]);
+    await rebuilt({ [rows[0]!.id]: { lat: rows[0]!.lat + 0.01, lng: rows[0]!.lng }, [rows[1]!.id]: { lat: rows[1]!.lat + 0.01, lng: rows[1]!.lng } });
+    await oms.query('UPDATE points_of_interest SET lat = lat - 0.01 WHERE id = $1', [rows[2]!.id]);
+    await unchanged();
+    await oms.query('UPDATE points_of_interest SET lat = lat WHERE false');
+    await unchanged();
+    await oms.query('DELETE FROM points_of_interest WHERE id = ANY($1)', [rows.map((row) => row.id)]);
+    await rebuilt({ [rows[0]!.id]: undefined, [rows[1]!.id]: undefined });
+    expect((await cache.forAccount(accounts[1]!)).get(rows[2]!.id)).toBeUndefined();
+  });
+
+  it("moves an account's places version once per transaction when two change its places at once, at each commit and not before", async () => {
+    const scope = { tenantId: tenant.tenantId, accountId: tenant.accountIds[0]! };
+    const rows = [spot(), spot()].map((centre) => ({ id: randomUUID(), ...centre }));
+    await oms.query(
+      `INSERT INTO points_of_interest (id, tenant_id, account_id, name, kind, lat, lng, created_at, updated_at)
+       SELECT id, $1, $2, 'Imported', 'Other', lat, lng, now(), now() FROM unnest($3::uuid[], $4::float8[], $5::float8[]) AS r(id, lat, lng)`,
+      [scope.tenantId, scope.accountId, rows.map((row) => row.id), rows.map((row) => row.lat), rows.map((row) => row.lng)],
+    );
+    const version = async () =>
+      (await oms.query<{ version: string }>('SELECT version FROM points_of_interest_versions WHERE tenant_id = $1 AND account_id = $2', [scope.tenantId, scope.accountId])).rows[0]?.version;
+    const clients = [0, 1].map(() => new pg.Client({ connectionString: stack.env.OMS_DATABASE_URL }));
+    await Promise.all(clients.map((client) => client.connect()));
+    try {
+      const before = await version();
+      for (const client of clients) await client.query('BEGIN');
+      const move = (i: number) => clients[i]!.query('UPDATE points_of_interest SET lat = lat + 0.01 WHERE id = $1', [rows[i]!.id]);
+      await move(0);
+      expect(await version()).toBe(before);
+      // The second transaction's bump waits for the first's row of the version, then moves it again.
+      const second = move(1);
+      await clients[0]!.query('COMMIT');
+      const first = await version();
+      expect(first).not.toBe(before);
+      await second;
+      expect(await version()).toBe(first);
+      await clients[1]!.query('COMMIT');
+      const both = await version();
+      expect([before, first]).not.toContain(both);
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+    const index = await stack.workers[0]!.get(PlaceCache).forAccount(scope);
+    for (const row of rows) expect(index.get(row.id)).toMatchObject({ lat: row.lat + 0.01, lng: row.lng });
+    await oms.query('DELETE FROM points_of_interest WHERE id = ANY($1)', [rows.map((row) => row.id)]);
+  });
+
+  it('evaluates against a place moved since its last evaluation, and no longer against a deleted one', async () => {
+    const poi = await place({ dwellSeconds: 2 });
+    const elsewhere = spot();
+    const there = at(elsewhere, 0);
+    const { shipment, device, t0 } = await tracked();
+    // Inside the spot before the place is there: no visit (and the worker's index of the account is built).
+    const before = flush(t0 + 9000, poi.far);
+    await send(device, [...path(t0, [poi.far, poi.far, there, there, there, there, poi.far, poi.far, poi.far, poi.far]), before]);
+    await evaluatedUpTo(shipment.id, before.recordedAt);
+    expect(await visits(shipment.id)).toEqual([]);
+
+    const response = await stack.request('PATCH', `${base}/points-of-interest/${poi.id}`, { token: tenant.token, body: { location: elsewhere } });
+    expect(response.status, response.text).toBe(200);
+    const t1 = before.recordedAt + 1000;
+    await send(device, [...path(t1, [poi.far, poi.far, there, there, there, there, poi.far, poi.far, poi.far, poi.far]), flush(t1 + 9000, poi.far)]);
+    await until(() => visits(shipment.id), [{ poiId: poi.id, arrivedAt: iso(t1 + 2000), departedAt: iso(t1 + 6000) }], 'the visit of the moved place');
+
+    // Deleted: another shipment of the account staying at the spot finds nothing there.
+    const deleted = await stack.request('DELETE', `${base}/points-of-interest/${poi.id}`, { token: tenant.token });
+    expect(deleted.status, deleted.text).toBe(204);
+    const other = await tracked();
+    const last = flush(other.t0 + 9000, poi.far);
+    await send(other.device, [...path(other.t0, [poi.far, poi.far, there, there, there, there, poi.far, poi.far, poi.far, poi.far]), last]);
+    await evaluatedUpTo(other.shipment.id, last.recordedAt);
+    expect(await visits(other.shipment.id)).toEqual([]);
   });
 
   it('makes final what a shipment retained when it closes: the visit and the alert its last readings decide, the alert ended at the close', async () => {

@@ -147,7 +147,7 @@ export class EvaluationConsumer implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async evaluateHeld(held: HeldPartition, shipments: (ShipmentScope & { readings: readonly GeofenceReading[] })[], at?: number): Promise<void> {
-    // The places of each account once per batch (their version check reads every place of the account).
+    // The places of each account once per batch (each lookup reads the places' version: a round trip).
     const places = new Map<string, Promise<PlaceIndex>>();
     const placesOf = (account: AccountScope): Promise<PlaceIndex> => {
       const key = `${account.tenantId}/${account.accountId}`;

@@ -6,9 +6,12 @@ import { PointOfInterestRepository } from '../points-of-interest/point-of-intere
 
 /**
  * Each account's points of interest as a spatial index (`PlaceIndex`), built once and rebuilt when the
- * account's places change: every lookup asks PostgreSQL for the places' version (their number and newest
- * `updatedAt`, one small indexed query) and rebuilds only when it moved, so an evaluation always uses the
- * places as they are, whichever replica changed them.
+ * account's places change: every lookup asks PostgreSQL for the places' version (one row read by its primary
+ * key, which every change of the account's places gives a new value in the change's own transaction:
+ * `PointOfInterestRepository.placesVersion`) and rebuilds only when it moved, so an evaluation always uses
+ * the places as they are, whichever replica changed them. The version is read before the places: a change
+ * committed between the two reads leaves the index newer than its version, rebuilt once more at the next
+ * lookup, never older.
  */
 @Injectable()
 export class PlaceCache {

@@ -23,6 +23,7 @@ import { NotifyDueDeliveries1763800031100 } from './1763800031100-notify-due-del
 import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js';
 import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
 import { KeepEstimateUpdatesHot1763800033000 } from './1763800033000-keep-estimate-updates-hot.js';
+import { VersionPlacesPerAccount1763800034000 } from './1763800034000-version-places-per-account.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -51,4 +52,5 @@ export const omsMigrations = [
   AddShipmentEta1763800031200,
   CreateShareLinks1763800032000,
   KeepEstimateUpdatesHot1763800033000,
+  VersionPlacesPerAccount1763800034000,
 ];

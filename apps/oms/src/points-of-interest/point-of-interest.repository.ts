@@ -35,15 +35,18 @@ export class PointOfInterestRepository {
   }
 
   /**
-   * What changes whenever the account's places change: their number and newest `updatedAt` (a place
-   * created, edited or deleted moves one of them), for the evaluation's cache of places.
+   * What changes whenever the account's places change, for the evaluation's cache of places: the account's
+   * row of `points_of_interest_versions`, which triggers give a new value from one sequence in the
+   * transaction of every statement that inserts, updates or deletes its places (migration
+   * VersionPlacesPerAccount1763800034000). One primary-key lookup; an account without a row has had no
+   * places since that migration, and its first change makes the row.
    */
   async placesVersion(scope: AccountScope): Promise<string> {
-    const [row]: { n: string; newest: Date | null }[] = await this.pointsOfInterest.query(
-      'SELECT count(*) AS n, max(updated_at) AS newest FROM points_of_interest WHERE tenant_id = $1 AND account_id = $2',
+    const [row]: { version: string }[] = await this.pointsOfInterest.query(
+      'SELECT version FROM points_of_interest_versions WHERE tenant_id = $1 AND account_id = $2',
       [scope.tenantId, scope.accountId],
     );
-    return `${row?.n ?? 0}/${row?.newest?.getTime() ?? ''}`;
+    return row?.version ?? 'none';
   }
 
   /** Every place of the account as the evaluation needs it (a circle and its dwell time). */
