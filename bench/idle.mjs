@@ -2,8 +2,9 @@
 // `node bench/idle.mjs` after `npm run build` and one `npm run bench` with the same BENCH_PREFIX (it needs
 // the seeded databases): starts every process as `npm run bench` does and prints each one's VmRSS
 // BENCH_IDLE_MS (3 s) after it is ready, as `npm run bench` reads idle memory, then, at each of
-// BENCH_IDLE_LATER_MS (a comma list of ms after ready), the gateway's (`rssMiB`) and every process's (`allMiB`). A run takes seconds, not the minutes of a whole
-// bench, so two builds can be compared in alternating runs. With BENCH_NODE_ARGS="--expose-gc --import
+// BENCH_IDLE_LATER_MS (a comma list of ms after ready), the gateway's (`rssMiB`) and every process's
+// (`allMiB`). A run takes seconds to a minute or two, not the minutes of a whole bench, so two builds can be
+// compared in alternating runs. With BENCH_NODE_ARGS="--expose-gc --import
 // ./bench/lib/heap-probe.mjs" the gateway also writes its heap figures at each later reading (heap-probe.mjs;
 // BENCH_HEAP_PROBE_GC=1 adds them after two full collections).
 import { existsSync, readFileSync, rmSync } from 'node:fs';

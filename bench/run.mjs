@@ -203,7 +203,7 @@ function printSummary() {
     startup.readyMs,
     startup.via,
     results.idleMemory[name].rssMiB,
-    results.idleSettledMemory?.[name]?.rssMiB,
+    results.idleSettledMemory?.[name]?.rssMiB ?? '',
     results.memoryAfterLoad?.[name]?.rssMiB,
     results.memoryAfterLoad?.[name]?.peakMiB,
   ]);
@@ -213,7 +213,7 @@ function printSummary() {
     results.reference.startMs,
     'first stdout line',
     results.reference.idleMemory.rssMiB,
-    results.reference.idleSettledMemory?.rssMiB,
+    results.reference.idleSettledMemory?.rssMiB ?? '',
     results.reference.memoryAfterLoad?.rssMiB,
     results.reference.memoryAfterLoad?.peakMiB,
   ]);
