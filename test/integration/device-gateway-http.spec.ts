@@ -295,6 +295,9 @@ describe('device gateway over HTTP: our JSON, OsmAnd and Traccar Client', () => 
           opened.push(socket);
           const closed = new Promise<number>((done) => socket.once('close', () => done(Date.now() - started)));
           socket.once('error', reject);
+          // Read whatever the gateway writes before closing (Node's HTTP server may answer 408 at its own
+          // request deadline): a paused socket holding unread bytes never emits 'end', so never 'close'.
+          socket.resume();
         });
       try {
         const first = await open();
