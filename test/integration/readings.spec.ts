@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { type Device, jetStreamName } from '@tracking/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assignDevice, createDevice, devicesPath, unassignDevice } from '../factories/device.factory.js';
+import { assignDevice, createDevice, devicesPath, unassignDevice, uniqueSerialNumber } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
@@ -487,6 +487,32 @@ describe('readings', () => {
       expect([alone.body.accepted, alone.body.rejected.map((r: { index: number }) => r.index)]).toEqual([0, [0]]);
       found = (await getDevice(own.id)).body;
       expect([found.lastSeenAt, found.lastLocation, found.batteryLevel]).toEqual(known);
+    });
+
+    it('leave the stored JSON as formatting the device whole writes it, whatever its text holds', async () => {
+      // Text that counts differently in characters and in bytes, quotes, and the marks the database cuts the
+      // stored JSON at, inside strings, keys and the metadata.
+      const awkward = ',"batteryLevel": ✓ ,"metadata": "ü"\n';
+      const created = await createDevice(stack, tenant, {
+        body: { serialNumber: `${uniqueSerialNumber()}-ßü✓"`, model: awkward, firmwareVersion: 'β ,"metadata":', metadata: { [awkward]: awkward, metadata: ',"batteryLevel":1', batteryLevel: 1.5 } },
+      });
+      const id = created.device.id;
+      const stored = async () => (await dms.query('SELECT api_json FROM devices WHERE id = $1', [id])).rows[0].api_json as string;
+      // What the whole formatting writes for the same row: a NULL asks the trigger for it.
+      const whole = async () => (await dms.query('UPDATE devices SET api_json = NULL WHERE id = $1 RETURNING api_json', [id])).rows[0].api_json as string;
+      const batches = [
+        [{ deviceId: id, recordedAt: ago(50_000), temperatureC: 3 }],
+        [{ deviceId: id, recordedAt: ago(40_000), location: { lat: 51.123456789, lng: -0.000001, accuracyMeters: 4.5 }, batteryPercent: 77.7 }],
+        [{ deviceId: id, recordedAt: ago(30_000), location: { lat: -33.9, lng: 151.2 } }],
+        [{ deviceId: id, recordedAt: ago(20_000), batteryPercent: 0 }],
+      ];
+      for (const batch of batches) {
+        expect((await ingest(batch)).body.accepted).toBe(1);
+        const moved = await stored();
+        expect(moved).toBe(await whole());
+        expect(JSON.parse(moved)).toEqual((await getDevice(id)).body);
+      }
+      expect(JSON.parse(await stored())).toMatchObject({ model: awkward, lastLocation: { lat: -33.9, lng: 151.2, accuracyMeters: null }, batteryLevel: 0 });
     });
 
     it('treat a value a client sets as known when it was set: older readings leave it, newer ones replace it', async () => {

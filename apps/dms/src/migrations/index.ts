@@ -12,6 +12,7 @@ import { CompressOutboxWithLz41763800013000 } from './1763800013000-compress-out
 import { CreateDeviceCredentials1763900031000 } from './1763900031000-create-device-credentials.js';
 import { KeepDeviceUpdatesHot1763900031100 } from './1763900031100-keep-device-updates-hot.js';
 import { MoveDeviceJsonInPlace1763900031200 } from './1763900031200-move-device-json-in-place.js';
+import { CutDeviceJsonByBytes1763900031300 } from './1763900031300-cut-device-json-by-bytes.js';
 
 /** Every DMS migration, oldest first. */
 export const dmsMigrations = [
@@ -29,4 +30,5 @@ export const dmsMigrations = [
   CreateDeviceCredentials1763900031000,
   KeepDeviceUpdatesHot1763900031100,
   MoveDeviceJsonInPlace1763900031200,
+  CutDeviceJsonByBytes1763900031300,
 ];
