@@ -43,7 +43,7 @@ const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW
  *   and `substr` count now. The checks are in bytes: the tail starts with `,"metadata":`, and the head ends
  *   before it. As before, neither mark can occur earlier in a text this function wrote (the fields before
  *   them are escaped JSON strings), and a text without both in that order is formatted whole.
- * Measured in pgbench, a 1000-row last known update on 2000 devices: 27.2 → 22.7 ms (BENCHMARKS.md, "The
+ * Measured in pgbench, a 1000-row last known update on 2000 devices: 29.7 → 20.8 ms (BENCHMARKS.md, "The
  * device gateway through the whole stack").
  */
 export class CutDeviceJsonByBytes1763900031300 implements MigrationInterface {
