@@ -513,6 +513,22 @@ describe('readings', () => {
         expect(JSON.parse(moved)).toEqual((await getDevice(id)).body);
       }
       expect(JSON.parse(await stored())).toMatchObject({ model: awkward, lastLocation: { lat: -33.9, lng: 151.2, accuracyMeters: null }, batteryLevel: 0 });
+
+      // A text the trigger did not write (stored with triggers off): a second metadata mark, or no battery
+      // mark, fails its checks, and the next batch formats the text whole.
+      const tampered: [string, (text: string) => boolean][] = [
+        [`replace(api_json, ',"createdAt":', ',"metadata":0,"createdAt":')`, (text) => text.split(',"metadata":').length === 3],
+        [`replace(api_json, ',"batteryLevel":', ',"battery":')`, (text) => !text.includes(',"batteryLevel":')],
+      ];
+      for (const [i, [change, isTampered]] of tampered.entries()) {
+        await dms.query(`BEGIN; SET LOCAL session_replication_role = replica; UPDATE devices SET api_json = ${change} WHERE id = '${id}'; COMMIT`);
+        expect(isTampered(await stored())).toBe(true);
+        expect((await ingest([{ deviceId: id, recordedAt: ago(10_000 - i * 1000), batteryPercent: 50 + i }])).body.accepted).toBe(1);
+        const moved = await stored();
+        expect(isTampered(moved)).toBe(false);
+        expect(moved).toBe(await whole());
+        expect(JSON.parse(moved)).toMatchObject({ batteryLevel: 50 + i });
+      }
     });
 
     it('treat a value a client sets as known when it was set: older readings leave it, newer ones replace it', async () => {
