@@ -1,8 +1,9 @@
-import type { Device, Shipment } from '@tracking/contracts';
+import { type Device, ErrorCode, type Shipment } from '@tracking/contracts';
+import { runInRequestContext } from '@tracking/core';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleSize, TrackRepository } from '../../apps/dms/src/tracks/track.repository.js';
+import { DEADLINE_MARGIN_MS, sampleSize, TrackRepository } from '../../apps/dms/src/tracks/track.repository.js';
 import { assignDevice, createDevice } from '../factories/device.factory.js';
 import { createTenant, type TestTenant } from '../factories/identity.factory.js';
 import { createSet } from '../factories/set.factory.js';
@@ -161,6 +162,59 @@ describe('the cost of a track request', () => {
       expect(typical.body.metadata).toMatchObject({ totalPoints: POSITIONS, simplified: true });
       expect(typical.body.metadata.count).toBeLessThanOrEqual(1000);
       expect(typical.body.metadata.count).toBeGreaterThanOrEqual(900);
+    });
+
+    /**
+     * A repository whose statements are watched: the `statement_timeout` each is given, and an answer to
+     * the count (the read's first statement) that reaches the DMS `lateMs` after PostgreSQL sent it, as
+     * on a busy host.
+     */
+    function watched(lateMs: number): { repository: TrackRepository; timeouts: number[]; statements: string[] } {
+      const timeouts: number[] = [];
+      const statements: string[] = [];
+      const watching = {
+        transaction: <T>(work: (manager: EntityManager) => Promise<T>) =>
+          dataSource.transaction((manager) =>
+            work({
+              query: async (sql: string, parameters: unknown[]) => {
+                if (sql.includes("set_config('statement_timeout'")) timeouts.push(Number.parseInt(String(parameters[0]), 10));
+                else statements.push(sql.includes('count(*)') ? 'count' : 'read');
+                const rows: unknown = await manager.query(sql, parameters);
+                if (sql.includes('count(*)')) await new Promise((resolve) => setTimeout(resolve, lateMs));
+                return rows;
+              },
+            } as EntityManager),
+          ),
+      } as DataSource;
+      return { repository: new TrackRepository(watching, 5000), timeouts, statements };
+    }
+
+    it("gives each statement what is left of the deadline, not the whole: the caller's less the margin, or the default", async () => {
+      const withDeadline = watched(1000);
+      const { totalPoints } = await runInRequestContext({ deadline: Date.now() + 4000 }, () => withDeadline.repository.findPositions({ ...scope(), maxPoints: 1000 }));
+      expect(totalPoints).toBe(POSITIONS);
+      expect(withDeadline.statements).toEqual(['count', 'read']);
+      expect(withDeadline.timeouts).toHaveLength(2);
+      expect(withDeadline.timeouts[0]).toBeLessThanOrEqual(4000 - DEADLINE_MARGIN_MS);
+      expect(withDeadline.timeouts[1]).toBeLessThanOrEqual(withDeadline.timeouts[0]! - 1000);
+
+      // Without a deadline, TRACK_QUERY_TIMEOUT_MS (5000 here) bounds the read as a whole.
+      const withoutDeadline = watched(1000);
+      await withoutDeadline.repository.findPositions({ ...scope(), maxPoints: 1000 });
+      expect(withoutDeadline.timeouts[0]).toBeLessThanOrEqual(5000);
+      expect(withoutDeadline.timeouts[1]).toBeLessThanOrEqual(withoutDeadline.timeouts[0]! - 1000);
+    });
+
+    it('does not start a statement once the deadline has passed, and answers GatewayTimeout', async () => {
+      const late = watched(1000);
+      const reading = runInRequestContext({ deadline: Date.now() + 500 }, () => late.repository.findPositions({ ...scope(), maxPoints: 1000 }));
+      await expect(reading).rejects.toMatchObject({ code: ErrorCode.GatewayTimeout });
+      expect(late.statements).toEqual(['count']);
+
+      const passed = watched(0);
+      const refused = runInRequestContext({ deadline: Date.now() + DEADLINE_MARGIN_MS - 10 }, () => passed.repository.findPositions({ ...scope(), maxPoints: 1000 }));
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.GatewayTimeout });
+      expect(passed.statements).toEqual([]);
     });
   });
 });

@@ -6,7 +6,8 @@ export interface RequestContext {
   readonly requestId?: string;
   /**
    * When the caller stops waiting for the answer (epoch ms on this process's clock): the time the NATS
-   * request said its caller waits, counted from its arrival. Work past it is answered to nobody.
+   * request said its caller waits, counted from its sending (`rpcDeadline` in `@tracking/messaging`).
+   * Work past it is answered to nobody.
    */
   readonly deadline?: number;
 }

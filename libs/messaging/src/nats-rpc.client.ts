@@ -5,16 +5,10 @@ import { currentRequestId, DomainError } from '@tracking/core';
 import { LRUCache } from 'lru-cache';
 import { BARE_JSON, type JsonBytes, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { NatsConnectionState } from './nats-connection.js';
+import { RPC_SENT_AT_HEADER, RPC_TIMEOUT_HEADER } from './rpc-deadline.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { TurnBatch } from './turn-batch.js';
 
-/**
- * The NATS header in which a request says how long its caller waits for the reply (ms, from sending):
- * the service counts its deadline from the message's arrival (`PrefixedNatsServer`, `currentDeadline`)
- * and can stop work nobody waits for, such as a database statement (docs/failure-semantics.md). A
- * duration rather than an instant, so that the hosts' clocks need not agree.
- */
-export const RPC_TIMEOUT_HEADER = 'x-rpc-timeout-ms';
 
 export interface RpcCallOptions {
   /** Default: the request this code works for (`runInRequestContext`), so nested calls carry it on. */
@@ -90,7 +84,9 @@ export class NatsRpcClient {
     if (requestId) headers.set(Headers.requestId, requestId);
     if (acceptsBareJson) headers.set(REPLY_FORMAT_HEADER, BARE_JSON);
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    // How long the caller waits and since when: the service stops work nobody waits for (`rpcDeadline`).
     headers.set(RPC_TIMEOUT_HEADER, String(timeoutMs));
+    headers.set(RPC_SENT_AT_HEADER, String(Date.now()));
     // Down: nothing would answer before the timeout, and a request left in the reconnection buffer may
     // be dropped or sent long after its caller gave up.
     if (!this.state.connected) return Promise.reject(brokerUnreachable());

@@ -6,7 +6,7 @@ import { InFlight } from './in-flight.js';
 import { BARE_JSON, JsonReply, REPLY_FORMAT_HEADER } from './json-reply.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { NatsConnectionState } from './nats-connection.js';
-import { RPC_TIMEOUT_HEADER } from './nats-rpc.client.js';
+import { RPC_SENT_AT_HEADER, RPC_TIMEOUT_HEADER, rpcDeadline } from './rpc-deadline.js';
 import { TurnBatch } from './turn-batch.js';
 
 type NatsServerOptions = ConstructorParameters<typeof ServerNats>[0];
@@ -188,12 +188,9 @@ export class PrefixedNatsServer extends ServerNats {
   }
 }
 
-/** When the caller of `message` stops waiting (epoch ms), from its `RPC_TIMEOUT_HEADER`; undefined without one. */
+/** When the caller of `message` stops waiting (epoch ms), from its headers (`rpcDeadline`); undefined without a timeout. */
 function deadlineOf(message: Msg): number | undefined {
-  const header = message.headers?.get(RPC_TIMEOUT_HEADER);
-  if (!header) return undefined;
-  const timeoutMs = Number(header);
-  return Number.isFinite(timeoutMs) && timeoutMs >= 0 ? Date.now() + timeoutMs : undefined;
+  return rpcDeadline(message.headers?.get(RPC_TIMEOUT_HEADER), message.headers?.get(RPC_SENT_AT_HEADER), Date.now());
 }
 
 interface Packet {

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { ErrorCode, type TrackRequest } from '@tracking/contracts';
 import { currentDeadline, DomainError } from '@tracking/core';
 import { isPgError } from '@tracking/database';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 /** One device's positions within its periods on the shipment, in `recordedAt` order. */
 export interface DevicePositions {
@@ -53,8 +53,9 @@ interface PeriodSummary {
  * buckets (as many, over all periods, as the sample size, shared in proportion to the positions) and
  * each bucket answers its first position by one index probe, plus each period's last position. So what
  * PostgreSQL returns, and the DMS decodes and simplifies, grows with `maxPoints`, not with the
- * positions stored; only the count visits every position of the window. Every statement runs in one
- * transaction under a `statement_timeout` that ends it before the caller's deadline (`currentDeadline`).
+ * positions stored; only the count visits every position of the window. The statements run in one
+ * transaction, each under a `statement_timeout` of the time left when it starts, so that the read ends
+ * before the caller's deadline (`currentDeadline`) less `DEADLINE_MARGIN_MS`.
  *
  * Speed machinery (docs/architecture.md): one row per position cost more in the driver than in
  * PostgreSQL (a row object, four parsed values). So each period answers one row holding four arrays
@@ -66,7 +67,7 @@ interface PeriodSummary {
 export class TrackRepository {
   constructor(
     private readonly dataSource: DataSource,
-    /** The statement timeout when the caller gave no deadline (ms). */
+    /** The longest a read runs, all its statements together, and its bound when the caller gave no deadline (ms). */
     private readonly defaultTimeoutMs: number,
   ) {}
 
@@ -79,12 +80,12 @@ export class TrackRepository {
    * deadline passes first: PostgreSQL cancels the statement, nothing of it runs on.
    */
   async findPositions(request: TrackRequest): Promise<TrackPositions> {
-    const timeoutMs = statementTimeout(this.defaultTimeoutMs);
+    const deadline = readDeadline(this.defaultTimeoutMs);
     try {
       return await this.dataSource.transaction(async (manager) => {
-        await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${timeoutMs}ms`]);
+        const query = <T>(sql: string, parameters: unknown[]) => bounded<T>(manager, deadline, sql, parameters);
         const { params, periods, readings } = conditions(request);
-        const summaries: PeriodSummary[] = await manager.query(
+        const summaries = await query<PeriodSummary[]>(
           `SELECT p.device_id, x.n, x.first_at::text AS first_at, x.last_at::text AS last_at
              FROM assignment_periods p
                   CROSS JOIN LATERAL (
@@ -98,7 +99,7 @@ export class TrackRepository {
         const totalPoints = summaries.reduce((sum, period) => sum + period.n, 0);
         const size = sampleSize(request.maxPoints);
         if (totalPoints <= size) {
-          const rows: PeriodArrays[] = await manager.query(
+          const rows = await query<PeriodArrays[]>(
             `SELECT p.device_id, array_send(x.t) AS t, array_send(x.lat) AS lat, array_send(x.lng) AS lng,
                     array_send(x.accuracy) AS accuracy
                FROM assignment_periods p
@@ -116,7 +117,7 @@ export class TrackRepository {
         // Buckets per period in proportion to its positions, at least one, cut in seconds (an interval of
         // days would move with daylight saving time); bucket k is the period's last position.
         const buckets = summaries.map((period) => Math.max(1, Math.floor((size * period.n) / totalPoints)));
-        const rows: PeriodArrays[] = await manager.query(
+        const rows = await query<PeriodArrays[]>(
           `SELECT s.device_id, array_send(array_agg(x.recorded_at ORDER BY b.n)) AS t,
                   array_send(array_agg(x.lat ORDER BY b.n)) AS lat, array_send(array_agg(x.lng ORDER BY b.n)) AS lng,
                   array_send(array_agg(x.accuracy_meters ORDER BY b.n)) AS accuracy
@@ -157,15 +158,32 @@ export function sampleSize(maxPoints: number): number {
 }
 
 /**
- * The statement timeout of a track read: the time left before the caller's deadline, less the margin
- * for the reply, or `defaultMs` when the caller gave none. A deadline already passed fails at once.
+ * When a track read must have ended (epoch ms): the caller's deadline less the margin for the reply, or
+ * `defaultMs` from now when the caller gave none, whichever comes first. A deadline already passed fails
+ * at once.
  */
-function statementTimeout(defaultMs: number): number {
-  const deadline = currentDeadline();
-  if (deadline === undefined) return defaultMs;
-  const left = Math.min(defaultMs, deadline - Date.now() - DEADLINE_MARGIN_MS);
-  if (left < 1) throw new DomainError(ErrorCode.GatewayTimeout, "The request's deadline passed before its track was read; retry later.");
-  return Math.floor(left);
+function readDeadline(defaultMs: number): number {
+  const now = Date.now();
+  const callers = currentDeadline();
+  const deadline = callers === undefined ? now + defaultMs : Math.min(now + defaultMs, callers - DEADLINE_MARGIN_MS);
+  if (deadline - now < 1) throw new DomainError(ErrorCode.GatewayTimeout, "The request's deadline passed before its track was read; retry later.");
+  return deadline;
+}
+
+/**
+ * Runs one statement of a track read under `SET LOCAL statement_timeout` of the time left before
+ * `deadline`: each statement gets what is left when it starts, not the whole, so that a read of two
+ * statements ends by the deadline rather than twice as late. Fails at once when no time is left.
+ *
+ * The setting and the statement are handed to the connection together: node-postgres queues the
+ * statement and sends it as soon as the setting's answer arrives, so a busy event loop here cannot
+ * start it later than the time left was counted for.
+ */
+async function bounded<T>(manager: EntityManager, deadline: number, sql: string, parameters: unknown[]): Promise<T> {
+  const left = Math.floor(deadline - Date.now());
+  if (left < 1) throw new DomainError(ErrorCode.GatewayTimeout, "The track was not read before the request's deadline; narrow the window or retry later.");
+  const [, rows] = await Promise.all([manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${left}ms`]), manager.query(sql, parameters)]);
+  return rows as T;
 }
 
 /** The parameters and conditions on the shipment's periods and on their readings. */
