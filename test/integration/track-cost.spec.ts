@@ -89,6 +89,27 @@ describe('the cost of a track request', () => {
     }
   });
 
+  it("ends by the deadline when the DMS first waits for a database connection: the statement gets only what is left", async () => {
+    const hurried = await stack.startGatewayReplica({ RPC_TIMEOUT_MS: '400' });
+    const pool = (stack.dms[0]!.get(DataSource).driver as unknown as { master: pg.Pool }).master;
+    const lock = await lockReadings();
+    // Every connection of the DMS's pool busy, as under load: the track read waits for one.
+    const busy = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+    try {
+      const pending = stack.request('GET', trackPath(), { token: tenant.token, baseUrl: hurried });
+      await eventually(() => pool.waitingCount, (waiting) => waiting >= 1, 'the track read waiting for a connection', 5000);
+      // The pool stays busy for most of the 400 ms; then the statement has about 100 ms left, not 350.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      for (const client of busy.splice(0)) client.release();
+      const response = await pending;
+      expectError(response, 504, 'GatewayTimeout');
+      expect(await runningTrackStatements()).toEqual([]);
+    } finally {
+      for (const client of busy) client.release();
+      await lock.release();
+    }
+  });
+
   it("refuses a tenant's track beyond its concurrent reads with 429 and Retry-After, while another tenant's is read", async () => {
     const otherShipment = await createShipment(stack, other);
     const lock = await lockReadings();
