@@ -9,7 +9,6 @@ import { RPC_SENT_AT_HEADER, RPC_TIMEOUT_HEADER } from './rpc-deadline.js';
 import { RPC_OK, type RpcMetrics } from './rpc-metrics.js';
 import { TurnBatch } from './turn-batch.js';
 
-
 export interface RpcCallOptions {
   /** Default: the request this code works for (`runInRequestContext`), so nested calls carry it on. */
   requestId?: string;
