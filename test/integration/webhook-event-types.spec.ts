@@ -9,6 +9,7 @@ import { createTenant, type TestTenant } from '../factories/identity.factory.js'
 import { createSet } from '../factories/set.factory.js';
 import { createShipment } from '../factories/shipment.factory.js';
 import { createWebhook, sendTestPing } from '../factories/webhook.factory.js';
+import { eventually } from '../support/eventually.js';
 import { TestStack } from '../support/stack.js';
 
 /*
@@ -103,7 +104,15 @@ describe('webhooks: a signed delivery of every event type the routes produce', (
     expect([...typesOf()].sort()).toEqual([...EXPECTED].sort());
 
     const verifier = new Webhook(webhook.secret);
-    const feed = await stack.request('GET', `${account}/events?limit=100`, { token: tenant.token });
+    // The feed has its own consumer of the stream, which a delivery says nothing about: wait until it holds
+    // every delivered event (a test ping is the webhook's own, not the account's).
+    const delivered = received.map((request) => JSON.parse(request.body) as { id: string; type: string }).filter((event) => event.type !== 'webhook.test');
+    const feed = await eventually(
+      () => stack.request('GET', `${account}/events?limit=100`, { token: tenant.token }),
+      (response) => response.status !== 200 || delivered.every((event) => (response.body.items as { id: string }[]).some((item) => item.id === event.id)),
+      'every delivered event in the feed',
+    );
+    expect(feed.status, feed.text).toBe(200);
     const feedById = new Map((feed.body.items as { id: string }[]).map((event) => [event.id, event]));
     for (const request of received) {
       const headers = { 'webhook-id': String(request.headers['webhook-id']), 'webhook-timestamp': String(request.headers['webhook-timestamp']), 'webhook-signature': String(request.headers['webhook-signature']) };
