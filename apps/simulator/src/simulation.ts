@@ -98,7 +98,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     );
     await drive(trips, { scale, interval, log, signal });
     log('Trips done; waiting for the last decisions (the arrivals, the alerts closing)...');
-    const reports = await settle(account, trips, options.settleTimeoutMs ?? 90000, signal);
+    const settleDeadline = Date.now() + (options.settleTimeoutMs ?? 90000);
+    const reports = await settle(account, trips, settleDeadline, signal);
+    await awaitEndings(receiver, reports, settleDeadline, signal);
     for (const report of reports) log(summary(report));
     const verified = receiver.deliveries.filter((delivery) => delivery.verified).length;
     log(`Webhook deliveries: ${receiver.deliveries.length}, ${verified} with a valid signature.`);
@@ -220,9 +222,8 @@ async function drive(
   }
 }
 
-/** Waits until every trip has arrived (a visit at its destination) with its alerts closed; answers what the API shows. */
-async function settle(account: Account, trips: RunningTrip[], timeoutMs: number, signal: AbortSignal | undefined): Promise<TripReport[]> {
-  const deadline = Date.now() + timeoutMs;
+/** Waits until every trip has arrived (a visit at its destination) with its alerts closed, or `deadline` (epoch ms); answers what the API shows. */
+async function settle(account: Account, trips: RunningTrip[], deadline: number, signal: AbortSignal | undefined): Promise<TripReport[]> {
   for (;;) {
     const reports = await Promise.all(trips.map((trip) => reportOf(account, trip, signal)));
     const done = reports.every(
@@ -231,6 +232,21 @@ async function settle(account: Account, trips: RunningTrip[], timeoutMs: number,
     if (done || Date.now() >= deadline) return reports;
     await sleep(1000, signal);
   }
+}
+
+/**
+ * Waits, until `deadline`, for the webhook deliveries of how the trips ended: `shipment.delivered` of each
+ * delivered shipment and `alert.closed` of each closed alert. The API shows them as soon as they commit;
+ * their deliveries come through the outbox, the stream and the sender a moment later.
+ */
+async function awaitEndings(receiver: WebhookReceiver, reports: TripReport[], deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  const endings = reports.flatMap((report) => [
+    ...(report.status === 'Delivered' ? [{ type: 'shipment.delivered', id: report.shipmentId }] : []),
+    ...report.alerts.filter((alert) => alert.status === 'Closed').map((alert) => ({ type: 'alert.closed', id: alert.id })),
+  ]);
+  const delivered = () =>
+    endings.every((ending) => receiver.deliveries.some((delivery) => delivery.type === ending.type && delivery.event?.data.id === ending.id));
+  while (!delivered() && Date.now() < deadline) await sleep(200, signal);
 }
 
 async function reportOf(account: Account, trip: RunningTrip, signal: AbortSignal | undefined): Promise<TripReport> {
