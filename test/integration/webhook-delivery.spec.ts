@@ -284,8 +284,12 @@ describe('webhook delivery', { timeout: 90000 }, () => {
     );
     expect(feed[0]!.data).toEqual({ ...disabled });
     expect(feed[0]!.data).not.toHaveProperty('secret');
-    // Events no longer create deliveries for it.
+    // Events no longer create deliveries for it. A second webhook of the account witnesses the event's
+    // dispatch, which serves every webhook of the account in one transaction: the enable below comes after it.
+    const witness = await receiver();
+    await createWebhook(stack, tenant, { body: { url: witness.url(), eventTypes: ['*'] } });
     const [ignored] = await writeEvents([{ tenantId: tenant.tenantId, accountId: tenant.accountIds[0]!, type: EventType.ShipmentCreated, data: {} }]);
+    await eventually(() => witness.byId(ignored!).length, (n) => n > 0, 'the event dispatched to the other webhook');
     // A test ping is still sent to a Disabled webhook (to try the endpoint before enabling it); it stays Disabled.
     target.behave = (_request, response) => response.writeHead(200).end();
     const ping = await sendTestPing(stack, tenant, path);
