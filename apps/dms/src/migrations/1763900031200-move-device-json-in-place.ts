@@ -10,8 +10,8 @@ const LAST_KNOWN = `',"batteryLevel":' || api_json_number(NEW.battery_level) ||
               ',"recordedAt":' || api_json_date_time(NEW.last_location_recorded_at) || '}'
         END`;
 
-/** The whole text, as migration 1763800011000 wrote it. */
-const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW.serial_number) ||
+/** The whole text, as migration 1763800011000 wrote it (1763900031300 writes it too). */
+export const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW.serial_number) ||
         ',"model":' || api_json_string(NEW.model) || ',"status":' || api_json_string(NEW.status) ||
         ',"shipmentId":' || api_json_string(NEW.shipment_id::text) || ',"setId":' || api_json_string(NEW.set_id::text) ||
         ',"firmwareVersion":' || api_json_string(NEW.firmware_version) ||
@@ -20,6 +20,16 @@ const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW
         ',"createdAt":' || api_json_date_time(NEW.created_at) ||
         ',"updatedAt":' || api_json_date_time(NEW.updated_at) ||
         ',"retiredAt":' || api_json_date_time(NEW.retired_at) || '}'`;
+
+/**
+ * The trigger's condition for the fast path: an update that changes nothing of the device but its last
+ * known fields, and leaves its stored text as it was (a NULL written to it asks for the whole text).
+ */
+export const ONLY_LAST_KNOWN_CHANGED = `TG_OP = 'UPDATE' AND NEW.api_json IS NOT NULL AND NEW.api_json = OLD.api_json
+        AND (NEW.id, NEW.serial_number, NEW.model, NEW.status, NEW.shipment_id, NEW.set_id, NEW.firmware_version,
+             NEW.metadata, NEW.created_at, NEW.updated_at, NEW.retired_at)
+          IS NOT DISTINCT FROM (OLD.id, OLD.serial_number, OLD.model, OLD.status, OLD.shipment_id, OLD.set_id, OLD.firmware_version,
+             OLD.metadata, OLD.created_at, OLD.updated_at, OLD.retired_at)`;
 
 /**
  * `devices_api_json()` rewrites only the last known fields when nothing else of the device changed: every
@@ -41,12 +51,7 @@ export class MoveDeviceJsonInPlace1763900031200 implements MigrationInterface {
       head int;
       tail int;
     BEGIN
-      IF TG_OP = 'UPDATE' AND NEW.api_json IS NOT NULL AND NEW.api_json = OLD.api_json
-        AND (NEW.id, NEW.serial_number, NEW.model, NEW.status, NEW.shipment_id, NEW.set_id, NEW.firmware_version,
-             NEW.metadata, NEW.created_at, NEW.updated_at, NEW.retired_at)
-          IS NOT DISTINCT FROM (OLD.id, OLD.serial_number, OLD.model, OLD.status, OLD.shipment_id, OLD.set_id, OLD.firmware_version,
-             OLD.metadata, OLD.created_at, OLD.updated_at, OLD.retired_at)
-      THEN
+      IF ${ONLY_LAST_KNOWN_CHANGED} THEN
         head := strpos(OLD.api_json, ',"batteryLevel":');
         tail := strpos(OLD.api_json, ',"metadata":');
         -- A text without both (one this function did not write) is formatted whole below.

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { MoveDeviceJsonInPlace1763900031200 } from './1763900031200-move-device-json-in-place.js';
+import { MoveDeviceJsonInPlace1763900031200, ONLY_LAST_KNOWN_CHANGED, WHOLE } from './1763900031200-move-device-json-in-place.js';
 
 /** `api_json_date_time(value)`'s expression, written out: that function is called, not inlined. */
 const dateTime = (value: string) => `coalesce('"' || to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null')`;
@@ -13,24 +13,6 @@ const LAST_KNOWN = `',"batteryLevel":' || api_json_number(NEW.battery_level) ||
               ',"accuracyMeters":' || api_json_number(NEW.last_location_accuracy_meters) ||
               ',"recordedAt":' || ${dateTime('NEW.last_location_recorded_at')} || '}'
         END`;
-
-/** The whole text, as migrations 1763800011000 and 1763900031200 write it. */
-const WHOLE = `'{"id":"' || NEW.id || '","serialNumber":' || api_json_string(NEW.serial_number) ||
-        ',"model":' || api_json_string(NEW.model) || ',"status":' || api_json_string(NEW.status) ||
-        ',"shipmentId":' || api_json_string(NEW.shipment_id::text) || ',"setId":' || api_json_string(NEW.set_id::text) ||
-        ',"firmwareVersion":' || api_json_string(NEW.firmware_version) ||
-        ',"batteryLevel":' || api_json_number(NEW.battery_level) ||
-        ',"lastSeenAt":' || api_json_date_time(NEW.last_seen_at) ||
-        ',"lastLocation":' || CASE
-          WHEN NEW.last_location_lat IS NULL OR NEW.last_location_lng IS NULL THEN 'null'
-          ELSE '{"lat":' || api_json_number(NEW.last_location_lat) || ',"lng":' || api_json_number(NEW.last_location_lng) ||
-              ',"accuracyMeters":' || api_json_number(NEW.last_location_accuracy_meters) ||
-              ',"recordedAt":' || api_json_date_time(NEW.last_location_recorded_at) || '}'
-        END ||
-        ',"metadata":' || NEW.metadata::text ||
-        ',"createdAt":' || api_json_date_time(NEW.created_at) ||
-        ',"updatedAt":' || api_json_date_time(NEW.updated_at) ||
-        ',"retiredAt":' || api_json_date_time(NEW.retired_at) || '}'`;
 
 /**
  * The fast path of `devices_api_json()` (1763900031200), which runs once per device and batch of readings,
@@ -60,12 +42,7 @@ export class CutDeviceJsonByBytes1763900031300 implements MigrationInterface {
       before text;
       after text;
     BEGIN
-      IF TG_OP = 'UPDATE' AND NEW.api_json IS NOT NULL AND NEW.api_json = OLD.api_json
-        AND (NEW.id, NEW.serial_number, NEW.model, NEW.status, NEW.shipment_id, NEW.set_id, NEW.firmware_version,
-             NEW.metadata, NEW.created_at, NEW.updated_at, NEW.retired_at)
-          IS NOT DISTINCT FROM (OLD.id, OLD.serial_number, OLD.model, OLD.status, OLD.shipment_id, OLD.set_id, OLD.firmware_version,
-             OLD.metadata, OLD.created_at, OLD.updated_at, OLD.retired_at)
-      THEN
+      IF ${ONLY_LAST_KNOWN_CHANGED} THEN
         -- Before the first ',"batteryLevel":', before the first and after the last ',"metadata":': bytes.
         head := split_part(OLD.api_json, ',"batteryLevel":', 1);
         before := split_part(OLD.api_json, ',"metadata":', 1);
@@ -76,6 +53,7 @@ export class CutDeviceJsonByBytes1763900031300 implements MigrationInterface {
           RETURN NEW;
         END IF;
       END IF;
+      -- The whole text, as 1763900031200 formats it.
       NEW.api_json := ${WHOLE};
       RETURN NEW;
     END
