@@ -183,9 +183,13 @@ describe('closing or deleting while the DMS is paused', () => {
       await afterItRecords(deviceId)(holder);
       const cancelling = send('POST', `${shipmentPath(target.shipmentId)}/cancel`);
       await untilDmsWaits();
+      // The close's session: idle in its transaction while it waits for the DMS, holding the shipment locked.
+      // (Another OMS transaction can be idle at that instant too, such as the outbox relay's waiting for the
+      // stream's acknowledgements; it holds no lock on shipments.)
       const { rows } = await oms.query<{ ended: boolean }>(
-        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-          WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`,
+        `SELECT pg_terminate_backend(a.pid) AS ended FROM pg_stat_activity a
+          WHERE a.datname = current_database() AND a.state = 'idle in transaction' AND a.pid <> pg_backend_pid()
+            AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation = 'shipments'::regclass)`,
       );
       expect(rows).toEqual([{ ended: true }]);
       await holder.query('ROLLBACK');
