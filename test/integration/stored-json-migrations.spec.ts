@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createServiceDataSource, ensureDatabase } from '@tracking/database';
 import { databaseUrl, dropDatabases } from '@tracking/testing';
 import type { DataSource, MigrationInterface } from 'typeorm';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeviceEntity } from '../../apps/dms/src/devices/device.entity.js';
 import { toDevice } from '../../apps/dms/src/devices/devices.service.js';
 import { dmsMigrations } from '../../apps/dms/src/migrations/index.js';
 import { omsMigrations } from '../../apps/oms/src/migrations/index.js';
 import { ShipmentEntity } from '../../apps/oms/src/shipments/shipment.entity.js';
+import { ShipmentRepository } from '../../apps/oms/src/shipments/shipment.repository.js';
 import { toShipment } from '../../apps/oms/src/shipments/shipment-events.js';
 
 type Row = Record<string, unknown>;
@@ -202,5 +203,126 @@ describe.each([shipments, shipmentTracking, shipmentLastPosition, shipmentEta, d
 
     for (let undone = 0; undone < applied.length; undone++) await after.undoLastMigration();
     await (subject.undone ?? expectNoStoredJson)(after, subject);
+  });
+});
+
+describe('shipments_api_json: the fields readings move (MoveShipmentPositionInPlace)', () => {
+  const prefix = `${inject('runId')}_stored_json_${process.pid}_moved_`;
+  const url = databaseUrl(`${prefix}db`);
+  let source: DataSource;
+  let repository: ShipmentRepository;
+  const tenant = randomUUID();
+  const destination = randomUUID();
+  // The mark the trigger cuts at, in every place a client's text can hold it, with characters of 2 to 4
+  // bytes before it, so that a count in characters and one in bytes disagree.
+  const mark = ',"lastPosition":';
+  const awkward = `ß ✓ 🚚 ${mark} "${mark}" \\ end`;
+
+  beforeAll(async () => {
+    await ensureDatabase(url);
+    source = createServiceDataSource({ url, poolSize: 2, entities: [ShipmentEntity], migrations: omsMigrations, applicationName: 'test' });
+    await source.initialize();
+    await source.runMigrations();
+    repository = new ShipmentRepository(source.getRepository(ShipmentEntity), undefined as never);
+    await source.query(
+      `INSERT INTO points_of_interest (id, tenant_id, account_id, name, kind, lat, lng, created_at, updated_at)
+       VALUES ($1, $2, $2, 'Depot', 'Warehouse', 51.5, -0.1, now(), now())`,
+      [destination, tenant],
+    );
+  });
+  afterAll(async () => {
+    await source?.destroy();
+    await dropDatabases(prefix);
+  });
+
+  async function insertShipment(columns: Row): Promise<string> {
+    const id = randomUUID();
+    const all: Row = { id, tenant_id: tenant, account_id: tenant, name: awkward, status: 'InTransit', ...columns };
+    const names = Object.keys(all);
+    await source.query(
+      `INSERT INTO shipments (${names.join(', ')}, created_at, updated_at) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}, now(), now())`,
+      Object.values(all),
+    );
+    return id;
+  }
+  const stored = async (id: string) => ((await source.query('SELECT api_json FROM shipments WHERE id = $1', [id])) as { api_json: string }[])[0]!.api_json;
+  /** What the whole formatting writes for the row as it is: a NULL asks the trigger for it. */
+  const whole = async (id: string) =>
+    ((await source.query('UPDATE shipments SET api_json = NULL WHERE id = $1 RETURNING api_json', [id])) as [{ api_json: string }[], number])[0][0]!.api_json;
+  /** Stores `text` as the row's JSON with the triggers off: a text the trigger did not write. */
+  const tamper = (id: string, expression: string) =>
+    source.query(`BEGIN; SET LOCAL session_replication_role = replica; UPDATE shipments SET api_json = ${expression} WHERE id = '${id}'; COMMIT`);
+
+  let clock = Date.parse('2026-06-01T10:00:00.000Z');
+  const move = (id: string, lat: number, lng: number, accuracyMeters: number | null = null) =>
+    repository.moveLastPositions([{ shipmentId: id, deviceId: randomUUID(), lat, lng, accuracyMeters, recordedAt: (clock += 60_123) }]);
+  const estimate = (id: string, minutes: number) =>
+    source.transaction((manager) =>
+      repository.saveEstimates(manager, [
+        {
+          shipmentId: id,
+          destinationId: destination,
+          estimate: { arrivalAt: clock + minutes * 60_000, earliestAt: clock + minutes * 50_000, latestAt: clock + minutes * 70_000 + 1, remainingMeters: minutes * 987.654321, basis: 'Position', asOf: clock },
+          calculatedAt: new Date(clock + 1234),
+          publishedArrivalAt: null,
+        },
+      ]),
+    );
+
+  it('moves lastPosition and eta to what formatting the whole shipment writes, whatever the text before them holds', async () => {
+    const rows = [
+      { tags: [awkward, mark, 'x'], metadata: { [mark]: awkward, lastPosition: { lat: 1 } }, conditions: { [mark]: [mark] }, destination_id: destination, planned_arrival_at: '2026-06-02T00:00:00.000Z' },
+      { reference: mark, carrier: awkward, mode: 'Road', destination_id: destination, excursion_temperature_ms: 12500 },
+      { status: 'Planned', metadata: {} },
+      { status: 'Delivered', delivered_at: '2026-05-01T00:00:00.001Z', destination_id: destination, planned_arrival_at: '2026-06-02T00:00:00.000Z' },
+    ];
+    for (const row of rows) {
+      const id = await insertShipment(row);
+      const steps = [
+        () => move(id, 51.123456789, -0.000001, 4.5),
+        () => estimate(id, 90),
+        () => move(id, -33.9, 151.2),
+        () => estimate(id, 7),
+        () => move(id, 0, -180, 0),
+      ];
+      for (const step of steps) {
+        await step();
+        const moved = await stored(id);
+        expect(moved).toBe(await whole(id));
+        const entity = await source.manager.findOneByOrFail(ShipmentEntity, { id });
+        expect(JSON.parse(moved)).toEqual(JSON.parse(JSON.stringify(toShipment(entity))));
+      }
+    }
+  });
+
+  it('keeps the text before the mark on such an update, and formats the whole text after any other change', async () => {
+    const id = await insertShipment({ destination_id: destination });
+    await move(id, 10, 10);
+    // A stand-in for the head, stored with the triggers off: what the fast path keeps, the whole formatting replaces.
+    await tamper(id, `replace(api_json, '"name":', '"name" :')`);
+    await move(id, 11, 11);
+    await estimate(id, 30);
+    expect(await stored(id)).toContain('"name" :');
+    expect(JSON.parse(await stored(id))).toMatchObject({ lastPosition: { lat: 11, lng: 11 }, eta: { basis: 'Position' } });
+    // The excursions come before the mark: their update formats the whole text.
+    await repository.setExcursions(source.manager, id, 2000, 0);
+    let text = await stored(id);
+    expect(text).not.toContain('"name" :');
+    expect(JSON.parse(text)).toMatchObject({ excursions: { temperatureSeconds: 2 } });
+
+    // Texts the trigger did not write: a second mark (its first occurrence is not its last), or none.
+    const tampered: [string, (text: string) => boolean][] = [
+      [`replace(api_json, ',"createdAt":', '${mark}0,"createdAt":')`, (found) => found.split(mark).length === 3],
+      [`replace(api_json, '${mark}', ',"position":')`, (found) => !found.includes(mark)],
+    ];
+    for (const [change, isTampered] of tampered) {
+      await tamper(id, change);
+      expect(isTampered(await stored(id))).toBe(true);
+      await move(id, 12, 12);
+      text = await stored(id);
+      expect(isTampered(text)).toBe(false);
+      expect(text).toBe(await whole(id));
+      expect(JSON.parse(text)).toMatchObject({ lastPosition: { lat: 12, lng: 12 } });
+    }
   });
 });

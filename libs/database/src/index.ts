@@ -9,3 +9,4 @@ export * from './prepared-rows.js';
 export * from './batched-rows.js';
 export * from './owned-by.js';
 export * from './pg-listener.js';
+export * from './stored-json.js';

@@ -1,8 +1,7 @@
+import { inlineJsonDateTime as dateTime } from '@tracking/database';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { MoveDeviceJsonInPlace1763900031200, ONLY_LAST_KNOWN_CHANGED, WHOLE } from './1763900031200-move-device-json-in-place.js';
 
-/** `api_json_date_time(value)`'s expression, written out: that function is called, not inlined. */
-const dateTime = (value: string) => `coalesce('"' || to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null')`;
 
 /** The fields of a device's JSON between `batteryLevel` and `lastLocation`, those readings move (as 1763900031200). */
 const LAST_KNOWN = `',"batteryLevel":' || api_json_number(NEW.battery_level) ||

@@ -24,6 +24,7 @@ import { AddShipmentEta1763800031200 } from './1763800031200-add-shipment-eta.js
 import { CreateShareLinks1763800032000 } from './1763800032000-create-share-links.js';
 import { KeepEstimateUpdatesHot1763800033000 } from './1763800033000-keep-estimate-updates-hot.js';
 import { VersionPlacesPerAccount1763800034000 } from './1763800034000-version-places-per-account.js';
+import { MoveShipmentPositionInPlace1763800035000 } from './1763800035000-move-shipment-position-in-place.js';
 
 /** Every OMS migration, oldest first. */
 export const omsMigrations = [
@@ -53,4 +54,5 @@ export const omsMigrations = [
   CreateShareLinks1763800032000,
   KeepEstimateUpdatesHot1763800033000,
   VersionPlacesPerAccount1763800034000,
+  MoveShipmentPositionInPlace1763800035000,
 ];
