@@ -112,7 +112,7 @@ export function shipmentJsonFromLastPosition(): string {
 /** The columns the text before `,"lastPosition":` shows, read off its fields' SQL. */
 export function shipmentJsonHeadColumns(): string[] {
   const sql = joined(splitAtLastPosition()[0], called);
-  return [...new Set([...sql.matchAll(/\bNEW\.([a-z_]+)/g)].map((match) => match[1]!))];
+  return [...new Set(sql.match(/(?<=\bNEW\.)[a-z_]+/g))];
 }
 
 /** `shipments_api_json()` with the fields up to `migration`'s (undefined: those before every one of them). */
