@@ -2,7 +2,6 @@ import { inlineJsonDateTime as dateTime } from '@tracking/database';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { MoveDeviceJsonInPlace1763900031200, ONLY_LAST_KNOWN_CHANGED, WHOLE } from './1763900031200-move-device-json-in-place.js';
 
-
 /** The fields of a device's JSON between `batteryLevel` and `lastLocation`, those readings move (as 1763900031200). */
 const LAST_KNOWN = `',"batteryLevel":' || api_json_number(NEW.battery_level) ||
         ',"lastSeenAt":' || ${dateTime('NEW.last_seen_at')} ||

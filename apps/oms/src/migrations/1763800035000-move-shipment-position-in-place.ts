@@ -8,8 +8,8 @@ const MARK = `',"lastPosition":'`;
  * `shipments_api_json()` rewrites only the text's last two fields, `lastPosition` and `eta`, when nothing
  * else the text shows changed: every batch of readings moves its shipments' last position
  * (`ShipmentRepository.moveLastPositions`) and every evaluation with a destination stores an estimate
- * (`saveEstimates`), two updates per shipment and batch, and each formatted the whole shipment (eighteen
- * date-times through the called `api_json_date_time`) to change its end. The shared BEFORE UPDATE trigger
+ * (`saveEstimates`), two updates per shipment and batch, and each formatted the whole shipment (up to
+ * fourteen date-times through the called `api_json_date_time`) to change its end. The shared BEFORE UPDATE trigger
  * was the largest part of the extra PostgreSQL time with destinations in `bench:evaluation`
  * (docs/eta.md, "Cost"). The technique is the devices' (DMS migrations 1763900031200 and 1763900031300).
  *
