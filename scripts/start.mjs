@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
-import { localSettings, latenessNotice } from './start-settings.mjs';
+import { localSettings, latenessNotice, NODE_ARGS } from './start-settings.mjs';
 import { webhookNotice, webhookSettings } from './start-webhooks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,7 +64,7 @@ function run(name) {
     DEVICE_TELTONIKA_PORT: String(deviceTeltonikaPort),
   };
   // No --enable-source-maps: each entry file maps its own stack traces (libs/core/src/source-maps.ts).
-  const child = spawn(process.execPath, [join(root, services[name])], {
+  const child = spawn(process.execPath, [...(NODE_ARGS[name] ?? []), join(root, services[name])], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

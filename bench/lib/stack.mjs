@@ -17,7 +17,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { resultsDir, root } from './config.mjs';
-import { localSettings } from '../../scripts/start-settings.mjs';
+import { localSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
 import { webhookSettings } from '../../scripts/start-webhooks.mjs';
 
 const ENTRIES = {
@@ -213,8 +213,10 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    // `npm start` passes no Node options (scripts/start.mjs); BENCH_NODE_ARGS adds some.
-    const args = [...this.config.nodeArgs];
+    // The Node options `npm start` passes (NODE_ARGS, scripts/start-settings.mjs; `worker2` is a worker), when
+    // run as started and BENCH_START_NODE_ARGS is not 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
+    const startArgs = this.asStarted && process.env.BENCH_START_NODE_ARGS !== '0' ? (NODE_ARGS[name] ?? []) : [];
+    const args = [...startArgs, ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {

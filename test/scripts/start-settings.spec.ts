@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error -- a plain ES module of the start script, without type declarations.
-import { latenessNotice, localSettings } from '../../scripts/start-settings.mjs';
+import { latenessNotice, localSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
 
 const settings = localSettings as (env: Record<string, string | undefined>, colourTerminal: boolean) => Record<string, string>;
 const notice = latenessNotice as (env: Record<string, string | undefined>) => string;
@@ -20,5 +21,15 @@ describe('npm start: settings for people, and what it says about them', () => {
     expect(settings({}, true).FORCE_COLOR).toBe('1');
     expect(settings({ NO_COLOR: '1' }, true).FORCE_COLOR).toBeUndefined();
     expect(settings({}, false).FORCE_COLOR).toBeUndefined();
+  });
+
+  it('gives the OMS and the DMS the Node options the Kubernetes manifests and docker-compose.yml spell out', () => {
+    const nodeArgs = NODE_ARGS as Record<string, string[]>;
+    expect(nodeArgs).toEqual({ oms: ['--no-memory-reducer'], dms: ['--no-memory-reducer'] });
+    for (const service of ['oms', 'dms']) {
+      const command = JSON.stringify(['node', ...nodeArgs[service]!, `apps/${service}/dist/main.js`]).replaceAll('"', "'").replaceAll(',', ', ');
+      expect(readFileSync(`deploy/k8s/base/${service}.yaml`, 'utf8'), service).toContain(`command: ${command}`);
+      expect(readFileSync('docker-compose.yml', 'utf8'), service).toContain(`command: ${command}`);
+    }
   });
 });
