@@ -32,9 +32,9 @@ export function latenessNotice(env) {
  *
  * `--no-memory-reducer` for the OMS and the DMS. V8's memory reducer gives an idle process's memory back
  * (the young generation start-up grew, old garbage), and afterwards lets the old generation grow only
- * slowly. Under load again, these two services, which turn PostgreSQL rows into pages and batches of tens
- * of KiB, then collected their old generation six to seven times a second and spent about twice the CPU per
- * list: the DMS's list devices 0.29 to 0.37 ms a request with the reducer, 0.13 to 0.20 without (about 55
+ * slowly. Under load again the DMS, which turns PostgreSQL rows into pages and batches of tens of KiB, then
+ * collected its old generation six to seven times a second and spent about twice the CPU per list: its
+ * list devices 0.29 to 0.37 ms a request with the reducer, 0.13 to 0.20 without (about 55
  * full collections per 8 s of load against 0 to 4; docs/operations.md, "Node options and memory"). The
  * OMS showed no difference in the same alternated runs, but twice as much CPU per list in some runs of
  * `npm run bench` with it; it serves the same kind of pages, so it gets the option too. Without the
