@@ -36,8 +36,8 @@ export function latenessNotice(env) {
  * collected its old generation six to seven times a second and spent about twice the CPU per list: its
  * list devices 0.29 to 0.37 ms a request with the reducer, 0.13 to 0.20 without (about 55
  * full collections per 8 s of load against 0 to 4; docs/operations.md, "Node options and memory"). The
- * OMS showed no difference in the same alternated runs, but twice as much CPU per list in some runs of
- * `npm run bench` with it; it serves the same kind of pages, so it gets the option too. Without the
+ * OMS did the same in some runs of `npm run bench` (0.39 to 0.47 ms per list with up to eight full
+ * collections a second, 0.20 once they stopped). Without the
  * reducer the DMS keeps the memory of its busiest moment (under 190 MiB in the benchmark's runs) instead of
  * settling back to about 90 when idle. The gateway, the worker and the device gateway keep V8's default.
  */
