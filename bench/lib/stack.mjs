@@ -213,8 +213,8 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    // The Node options `npm start` passes (NODE_ARGS, scripts/start-settings.mjs; `worker2` is a worker), when
-    // run as started and BENCH_START_NODE_ARGS is not 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
+    // The Node options `npm start` passes (NODE_ARGS, scripts/start-settings.mjs) when run as started and
+    // BENCH_START_NODE_ARGS is not 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
     const startArgs = this.asStarted && process.env.BENCH_START_NODE_ARGS !== '0' ? (NODE_ARGS[name] ?? []) : [];
     const args = [...startArgs, ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);

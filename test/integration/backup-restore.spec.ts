@@ -29,13 +29,12 @@ const FILLED: Record<Service, string[]> = {
 };
 
 /**
- * Backups as docs/operations.md ("Backups and restores") describes them: each service's database dumped
- * whole (`pg_dump -Fc`, schema and data) while the stack runs, and restored with `pg_restore` into an empty
- * database, gives back every row, sequence and schema object (the DMS's daily partitions of `readings`,
- * the triggers that keep the stored API JSON), and the restored triggers format the restored rows as the
- * originals were formatted. The dump and the comparison read one exported snapshot, so the stack may go
- * on writing meanwhile. Restoring over a database that changed since (deploy/README.md's recipe, with
- * `--clean --if-exists`) gives the dump's contents back too.
+ * Backups as deploy/README.md ("Backup and restore") describes them: each service's database dumped whole
+ * (`pg_dump -Fc`, schema and data) while the stack runs, the database made again, empty, and the dump
+ * restored into it with `pg_restore`, gives back every row, sequence and schema object (the DMS's daily
+ * partitions of `readings`, the triggers that keep the stored API JSON), also over a copy that moved on
+ * since the dump, and the restored triggers format the restored rows as the originals were formatted. The
+ * dump and the comparison read one exported snapshot, so the stack may go on writing meanwhile.
  */
 describe('backups and restores', () => {
   let stack: TestStack;
@@ -84,8 +83,7 @@ describe('backups and restores', () => {
 
   /** Dumps `service`'s database whole (`pg_dump --format=custom`) in one exported snapshot; the contents it read there. */
   async function dump(service: Service): Promise<{ file: string; source: Contents }> {
-    const snapshotHolder = new pg.Client({ connectionString: sourceUrl(service) });
-    await snapshotHolder.connect();
+    const snapshotHolder = await connect(sourceUrl(service));
     const file = join(dir, `${service}.dump`);
     try {
       await snapshotHolder.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -101,8 +99,7 @@ describe('backups and restores', () => {
 
   /** deploy/README.md's restore: the database dropped and made again, empty, and the dump restored into it. */
   async function restore(file: string, name: string): Promise<string> {
-    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
-    await admin.connect();
+    const admin = await connect(databaseUrl('postgres'));
     try {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
