@@ -1,9 +1,9 @@
 # One image for every component; the container command picks the process:
 #   node apps/gateway/dist/main.js        gateway (HTTP 3000, ops 9100)
 #   node --no-memory-reducer apps/oms/dist/main.js   OMS (ops 9101; the option: docs/operations.md)
-#   node --no-memory-reducer apps/dms/dist/main.js   DMS (ops 9102)
+#   node --no-memory-reducer --max-semi-space-size=32 apps/dms/dist/main.js   DMS (ops 9102)
 #   node apps/oms/dist/worker.js          bulk-job worker (ops 9103)
-#   node apps/device-gateway/dist/main.js device gateway (HTTP 5055, MQTT 1883/8883, Teltonika 5027, ops 9104)
+#   node --max-semi-space-size=32 apps/device-gateway/dist/main.js   device gateway (HTTP 5055, MQTT 1883/8883, Teltonika 5027, ops 9104)
 #   node apps/<gateway|oms|dms>/dist/migrate.js   migrate one database and exit
 #   node apps/gateway/dist/cli/admin.js <command> provisioning (tenant create, key rotate, demo seed, ...)
 #

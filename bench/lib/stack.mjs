@@ -1,10 +1,11 @@
 // The stack under test, as child processes: one gateway, one OMS replica, one DMS replica (and, for
 // `npm run bench` and some others, the worker and the device gateway), each `node apps/<app>/dist/<entry>.js`,
 // on databases, a NATS subject prefix and a Redis key prefix of the benchmark's own. With `asStarted`
-// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: no Node options,
-// scripts/start-settings.mjs and start-webhooks.mjs, no NODE_ENV); otherwise the environment of the Docker
-// image (NODE_ENV=production). Neither passes --enable-source-maps: each entry file maps its own stack
-// traces (libs/core/src/source-maps.ts).
+// (`npm run bench`) each process gets what `npm start` gives it (scripts/start.mjs: scripts/start-settings.mjs
+// and start-webhooks.mjs, no NODE_ENV); otherwise the environment of the Docker image (NODE_ENV=production).
+// Both give each service the Node options of `NODE_ARGS` (scripts/start-settings.mjs), which `npm start`, the
+// Kubernetes manifests and docker-compose.yml give it (BENCH_START_NODE_ARGS=0: V8's defaults). Neither
+// passes --enable-source-maps: each entry file maps its own stack traces (libs/core/src/source-maps.ts).
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -213,9 +214,9 @@ export class BenchStack {
   }
 
   spawnService(name, label) {
-    // The Node options `npm start` passes (NODE_ARGS, scripts/start-settings.mjs) when run as started and
-    // BENCH_START_NODE_ARGS is not 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
-    const startArgs = this.asStarted && process.env.BENCH_START_NODE_ARGS !== '0' ? (NODE_ARGS[name] ?? []) : [];
+    // The Node options `npm start` and the manifests pass (NODE_ARGS, scripts/start-settings.mjs) unless
+    // BENCH_START_NODE_ARGS is 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
+    const startArgs = process.env.BENCH_START_NODE_ARGS !== '0' ? (NODE_ARGS[name] ?? []) : [];
     const args = [...startArgs, ...this.config.nodeArgs];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
