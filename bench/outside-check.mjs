@@ -38,9 +38,11 @@ const state = JSON.parse(readFileSync(join(resultsDir, 'state.json'), 'utf8'));
 const accountId = state.data.readAccountId;
 const token = await issueToken(base, state.data.credentials);
 
+// The reference's copy holds the seeded account's shipments; as many rows as the run that seeded them
+// (state.json), or the reference would take its copy for another size and refill it with generated rows.
 const reference = spawn(process.execPath, [join(benchDir, 'reference', 'server.mjs')], {
   cwd: join(benchDir, 'reference'),
-  env: { ...process.env, PGHOST: '127.0.0.1', PGUSER: 'postgres', REF_DB: databaseNames(config).reference, REF_ROWS: String(config.shipments), PORT: process.env.REF_PORT ?? '3210' },
+  env: { ...process.env, PGHOST: '127.0.0.1', PGUSER: 'postgres', REF_DB: databaseNames(config).reference, REF_ROWS: String(state.config.shipments), PORT: process.env.REF_PORT ?? '3210' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const started = JSON.parse(await new Promise((resolve) => createInterface({ input: reference.stdout }).once('line', resolve)));
