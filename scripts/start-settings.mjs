@@ -39,13 +39,14 @@ export function latenessNotice(env) {
  * OMS did the same in some runs of `npm run bench` (0.39 to 0.47 ms per list with up to eight full
  * collections a second, 0.20 once they stopped). Without the
  * reducer the DMS keeps the memory of its busiest moment (under 190 MiB in the benchmark's runs) instead of
- * settling back to about 90 when idle. The gateway, the worker and the device gateway keep V8's default.
+ * settling back to about 90 when idle. The gateway, the worker and the device gateway keep the reducer.
  *
  * `--max-semi-space-size=32` (MiB; V8's default is 16 on 64-bit machines) for the DMS and the device
  * gateway, the two processes on the path of every tracker's reading. Each holds a batch's readings and
- * every waiting device's promises for the 100 to 300 ms a batch takes, longer than two scavenges of the
- * default young generation at their allocation rate, so those objects were promoted and collected again in
- * the old generation. With the larger young generation, per MQTT reading, the device gateway spent 9 to 16 %
+ * every waiting device's promises for the 100 to 300 ms a batch takes: long enough, at their allocation
+ * rate, to outlive two scavenges of the default young generation and be promoted, to be collected again in
+ * the old generation (the likely reason; the promotions were not counted). With the larger young
+ * generation, per MQTT reading, the device gateway spent 9 to 16 %
  * less CPU, the DMS 11 to 23 % and the whole path 5 to 11 % (`npm run bench:device-gateway`, alternated runs
  * on 2026-11-28; docs/operations.md, "Node options and memory"). The price: the DMS's memory 3 s after
  * ready is about 15 MiB higher.
