@@ -28,7 +28,7 @@ export function latenessNotice(env) {
 
 /**
  * Node options of each service, before its entry file: the same in `npm start`, the image's Kubernetes
- * manifests and docker-compose.yml (which spell them out) and `npm run bench` (bench/lib/stack.mjs).
+ * manifests and docker-compose.yml (which spell them out) and the benchmarks (bench/lib/stack.mjs).
  *
  * `--no-memory-reducer` for the OMS and the DMS. V8's memory reducer gives an idle process's memory back
  * (the young generation start-up grew, old garbage), and afterwards lets the old generation grow only
@@ -46,10 +46,9 @@ export function latenessNotice(env) {
  * every waiting device's promises for the 100 to 300 ms a batch takes: long enough, at their allocation
  * rate, to outlive two scavenges of the default young generation and be promoted, to be collected again in
  * the old generation (the likely reason; the promotions were not counted). With the larger young
- * generation, per MQTT reading, the device gateway spent 9 to 16 %
- * less CPU, the DMS 11 to 23 % and the whole path 5 to 11 % (`npm run bench:device-gateway`, alternated runs
- * on 2026-11-28; docs/operations.md, "Node options and memory"). The price: the DMS's memory 3 s after
- * ready is about 15 MiB higher.
+ * generation, per MQTT reading, the device gateway spent 9 to 16 % less CPU, the DMS 11 to 23 % and the
+ * whole path 5 to 11 % (`npm run bench:device-gateway`, alternated runs on 2026-11-28; docs/operations.md,
+ * "Node options and memory"). The price: the DMS's memory 3 s after ready is about 15 MiB higher.
  */
 export const NODE_ARGS = {
   oms: ['--no-memory-reducer'],
