@@ -183,10 +183,11 @@ function printSummary() {
     runs.map((run) => run.rps).join(' / '),
     median.cpuMsPerRequest?.total,
     cpuParts(median.cpuMsPerRequest),
+    median.ioCallsPerRequest?.total,
   ]);
-  print(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'req/s per run', 'CPU ms/req', 'of which'], rows));
+  print(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'req/s per run', 'CPU ms/req', 'of which', 'I/O calls/req'], rows));
   const loads = Object.values(results.scenarios).flatMap(({ runs }) => runs.map((run) => run.loadAverage));
-  print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes, their PostgreSQL backends and, for our stack, the NATS and Redis servers; not the load generator)`);
+  print(`(load average at the start of the runs: ${Math.min(...loads)} to ${Math.max(...loads)} on ${results.machine.cpus} cores; CPU ms/req counts the server processes, their PostgreSQL backends and, for our stack, the NATS and Redis servers; not the load generator; I/O calls/req: their read and write system calls per request)`);
 
   print(`\nAgainst the reference in the same run (goal: throughput >= ${GOAL.throughput} x, p99 <= ${GOAL.p99} x):\n`);
   print(

@@ -1,6 +1,8 @@
 // CPU time used by the processes under test and by their PostgreSQL backends, from /proc. Divided by
 // the requests served, it gives CPU milliseconds per request: a figure that other load on a shared
-// machine disturbs far less than requests per second or latency.
+// machine disturbs far less than requests per second or latency. Beside it, the I/O system calls
+// (reads and writes of sockets and files) per request: what a request costs in trips through the
+// kernel, whose price differs from machine to machine (page-table isolation makes each one dearer).
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
@@ -14,6 +16,20 @@ export function processCpuMs(pid) {
     // Fields after "(comm)": state is field 3, utime field 14, stime field 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The read and write system calls a process has made so far (`syscr` + `syscw` of /proc/<pid>/io: read,
+ * recvmsg, write, writev, sendmsg and the like, not epoll_wait), or 0 when it has exited.
+ */
+export function processIoCalls(pid) {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const count = (field) => Number(new RegExp(`^${field}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
+    return count('syscr') + count('syscw');
   } catch {
     return 0;
   }
@@ -51,14 +67,28 @@ export class CpuMeter {
     this.connected = this.client.connect();
   }
 
-  /** CPU ms so far of each process, and of each PostgreSQL backend by pid. */
+  /**
+   * CPU ms so far of each process, and of each PostgreSQL backend by pid; and their I/O system calls so
+   * far (`io`, the same shape).
+   */
   async sample() {
     await this.connected;
     const processes = {};
-    for (const [name, pid] of Object.entries(this.processes())) processes[name] = processCpuMs(pid);
+    const ioProcesses = {};
+    for (const [name, pid] of Object.entries(this.processes())) {
+      processes[name] = processCpuMs(pid);
+      ioProcesses[name] = processIoCalls(pid);
+    }
     const { rows } = await this.client.query('SELECT pid FROM pg_stat_activity WHERE datname = ANY($1)', [this.databases]);
     const backends = Object.fromEntries(rows.map(({ pid }) => [pid, processCpuMs(pid)]));
-    return { processes, backends };
+    const ioBackends = Object.fromEntries(rows.map(({ pid }) => [pid, processIoCalls(pid)]));
+    return { processes, backends, io: { processes: ioProcesses, backends: ioBackends } };
+  }
+
+  /** I/O system calls per request of each process, of PostgreSQL and in total between two samples (one decimal). */
+  static ioCallsPerRequest(before, after, requests) {
+    const used = CpuMeter.used(before.io, after.io);
+    return Object.fromEntries(Object.entries(used).map(([name, calls]) => [name, requests > 0 ? Math.round((calls / requests) * 10) / 10 : null]));
   }
 
   /**
@@ -70,7 +100,10 @@ export class CpuMeter {
     return Object.fromEntries(Object.entries(CpuMeter.used(before, after)).map(([name, ms]) => [name, requests > 0 ? round(ms / requests) : null]));
   }
 
-  /** CPU ms of each process, of PostgreSQL and in total between two samples (see `perRequest`). */
+  /**
+   * CPU ms of each process, of PostgreSQL and in total between two samples (see `perRequest`); given the
+   * samples' `io`, their I/O system calls.
+   */
   static used(before, after) {
     const used = {};
     for (const [name, ms] of Object.entries(after.processes)) used[name] = ms - (before.processes[name] ?? 0);

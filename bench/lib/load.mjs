@@ -17,7 +17,11 @@ async function runOnce(scenario, config, duration) {
   const own = process.cpuUsage(ownBefore);
   const summary = summarize(result);
   summary.loadAverage = Math.round(loadAverage * 100) / 100;
-  if (before) summary.cpuMsPerRequest = CpuMeter.perRequest(before, await scenario.cpu.sample(), summary.requests);
+  if (before) {
+    const after = await scenario.cpu.sample();
+    summary.cpuMsPerRequest = CpuMeter.perRequest(before, after, summary.requests);
+    summary.ioCallsPerRequest = CpuMeter.ioCallsPerRequest(before, after, summary.requests);
+  }
   summary.loadGeneratorCpuMsPerRequest = Math.round(((own.user + own.system) / 1000 / Math.max(1, summary.requests)) * 100) / 100;
   return summary;
 }
@@ -62,11 +66,11 @@ export function median(values) {
 }
 
 function aggregate(runs) {
-  const cpu = runs[0].cpuMsPerRequest
-    ? Object.fromEntries(Object.keys(runs[0].cpuMsPerRequest).map((part) => [part, median(runs.map((run) => run.cpuMsPerRequest[part]))]))
-    : undefined;
+  const medians = (key) =>
+    runs[0][key] ? Object.fromEntries(Object.keys(runs[0][key]).map((part) => [part, median(runs.map((run) => run[key][part]))])) : undefined;
   return {
-    cpuMsPerRequest: cpu,
+    cpuMsPerRequest: medians('cpuMsPerRequest'),
+    ioCallsPerRequest: medians('ioCallsPerRequest'),
     rps: Math.round(median(runs.map((run) => run.rps))),
     p50: median(runs.map((run) => run.p50)),
     p99: median(runs.map((run) => run.p99)),
@@ -78,7 +82,7 @@ function aggregate(runs) {
 /**
  * Measures several scenarios with their runs interleaved (A1 B1 A2 B2 ...), so that a burst of load
  * from elsewhere on a shared machine hits both sides of a comparison alike. Returns one result per
- * scenario: { median: {rps, p50, p99, non2xx, errors}, runs: [...], warmup }.
+ * scenario: { median: {rps, p50, p99, non2xx, errors, cpuMsPerRequest, ioCallsPerRequest}, runs: [...], warmup }.
  */
 export async function measure(scenarios, config, log = (line) => process.stdout.write(`${line}\n`)) {
   const results = scenarios.map(() => ({ runs: [] }));
@@ -97,6 +101,7 @@ export async function measure(scenarios, config, log = (line) => process.stdout.
       log(
         `  ${scenario.name} run ${run}/${config.runs}: ${summary.rps} req/s, p50 ${summary.p50} ms, p99 ${summary.p99} ms` +
           (summary.cpuMsPerRequest ? `, CPU ms/request ${JSON.stringify(summary.cpuMsPerRequest)}` : '') +
+          (summary.ioCallsPerRequest ? `, I/O calls/request ${JSON.stringify(summary.ioCallsPerRequest)}` : '') +
           `, load average ${summary.loadAverage}` +
           (failures ? `, NOT OK: ${JSON.stringify(summary.statusCodes)} errors ${summary.errors} timeouts ${summary.timeouts}` : ''),
       );

@@ -22,7 +22,7 @@ export function markdown(results) {
       `load average (1 min) at the start of the runs ${Math.min(...loads)} to ${Math.max(...loads)}.`,
     '',
     table(
-      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'req/s per run', 'CPU ms/req', 'load avg'],
+      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'req/s per run', 'CPU ms/req', 'I/O calls/req', 'load avg'],
       Object.entries(results.scenarios).map(([name, { median, runs }]) => [
         name + (median.non2xx + median.errors > 0 ? ` (${median.non2xx} non-2xx, ${median.errors} errors)` : ''),
         median.rps,
@@ -30,6 +30,7 @@ export function markdown(results) {
         median.p99,
         runs.map((run) => run.rps).join(' / '),
         median.cpuMsPerRequest?.total,
+        median.ioCallsPerRequest?.total,
         runs.map((run) => run.loadAverage).join(' / '),
       ]),
     ),
