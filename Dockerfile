@@ -1,5 +1,5 @@
 # One image for every component; the container command picks the process:
-#   node apps/gateway/dist/main.js        gateway (HTTP 3000, ops 9100)
+#   node --heap-growing-percent=100 apps/gateway/dist/main.js   gateway (HTTP 3000, ops 9100)
 #   node --no-memory-reducer apps/oms/dist/main.js   OMS (ops 9101; the option: docs/operations.md)
 #   node --no-memory-reducer --max-semi-space-size=32 apps/dms/dist/main.js   DMS (ops 9102)
 #   node apps/oms/dist/worker.js          bulk-job worker (ops 9103)

@@ -23,12 +23,13 @@ describe('npm start: settings for people, and what it says about them', () => {
     expect(settings({}, false).FORCE_COLOR).toBeUndefined();
   });
 
-  it('gives the OMS, the DMS and the device gateway the Node options the Kubernetes manifests and docker-compose.yml spell out', () => {
+  it('gives the OMS, the DMS, the device gateway and the gateway the Node options the Kubernetes manifests and docker-compose.yml spell out', () => {
     const nodeArgs = NODE_ARGS as Record<string, string[]>;
     expect(nodeArgs).toEqual({
       oms: ['--no-memory-reducer'],
       dms: ['--no-memory-reducer', '--max-semi-space-size=32'],
       'device-gateway': ['--max-semi-space-size=32'],
+      gateway: ['--heap-growing-percent=100'],
     });
     for (const [service, args] of Object.entries(nodeArgs)) {
       const command = ['node', ...args, `apps/${service}/dist/main.js`].map((part) => `'${part}'`).join(', ');
