@@ -61,9 +61,12 @@ FROM ${NODE_IMAGE} AS runtime
 # Outside a container the processes bind loopback by default; inside one, the API and ops ports must be
 # reachable from the container network. No NODE_OPTIONS=--enable-source-maps: each entry file maps its own
 # stack traces, reading only our source maps and only when a trace needs one (libs/core/src/source-maps.ts).
+# GLIBC_TUNABLES: glibc's heap kept rather than trimmed at every large free, as `npm start` runs the
+# services (MALLOC_TUNABLES in scripts/start-settings.mjs; docs/operations.md, "Node options and memory").
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    OPS_HOST=0.0.0.0
+    OPS_HOST=0.0.0.0 \
+    GLIBC_TUNABLES=glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304
 WORKDIR /app
 COPY --chown=root:root package.json ./
 COPY --from=production-dependencies --chown=root:root /app/node_modules node_modules
@@ -73,4 +76,4 @@ COPY --from=build --chown=root:root /out ./
 USER 1000:1000
 EXPOSE 3000 9100 9101 9102 9103 5055 1883 8883 5027 9104
 STOPSIGNAL SIGTERM
-CMD ["node", "apps/gateway/dist/main.js"]
+CMD ["node", "--heap-growing-percent=100", "apps/gateway/dist/main.js"]

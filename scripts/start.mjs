@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
-import { localSettings, latenessNotice, NODE_ARGS } from './start-settings.mjs';
+import { localSettings, latenessNotice, mallocSettings, NODE_ARGS } from './start-settings.mjs';
 import { webhookNotice, webhookSettings } from './start-webhooks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,6 +59,8 @@ function run(name) {
     ...webhookSettings(process.env),
     // Readable log lines, and visits and alerts within seconds of a pause (both production defaults differ).
     ...localSettings(process.env, process.stdout.isTTY === true),
+    // glibc's heap kept rather than trimmed at every large free (scripts/start-settings.mjs, as in the image).
+    ...mallocSettings(process.env),
     DEVICE_HTTP_PORT: String(deviceHttpPort),
     DEVICE_MQTT_PORT: String(deviceMqttPort),
     DEVICE_TELTONIKA_PORT: String(deviceTeltonikaPort),

@@ -18,7 +18,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { resultsDir, root } from './config.mjs';
-import { localSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
+import { localSettings, mallocSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
 import { webhookSettings } from '../../scripts/start-webhooks.mjs';
 
 const ENTRIES = {
@@ -156,6 +156,9 @@ export class BenchStack {
     this.env = {
       ...inherited,
       ...how,
+      // glibc's malloc settings of `npm start` and the image (MALLOC_TUNABLES, scripts/start-settings.mjs)
+      // unless BENCH_START_MALLOC is 0, to measure against glibc's defaults.
+      ...(process.env.BENCH_START_MALLOC !== '0' ? mallocSettings(inherited) : {}),
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),

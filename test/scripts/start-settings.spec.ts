@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error -- a plain ES module of the start script, without type declarations.
-import { latenessNotice, localSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
+import { latenessNotice, localSettings, MALLOC_TUNABLES, mallocSettings, NODE_ARGS } from '../../scripts/start-settings.mjs';
 
 const settings = localSettings as (env: Record<string, string | undefined>, colourTerminal: boolean) => Record<string, string>;
 const notice = latenessNotice as (env: Record<string, string | undefined>) => string;
@@ -36,5 +36,13 @@ describe('npm start: settings for people, and what it says about them', () => {
       expect(readFileSync(`deploy/k8s/base/${service}.yaml`, 'utf8'), service).toContain(`command: [${command}]`);
       expect(readFileSync('docker-compose.yml', 'utf8'), service).toContain(`command: [${command}]`);
     }
+  });
+
+  it('gives every service the malloc settings the Docker image sets, unless GLIBC_TUNABLES is already set', () => {
+    const malloc = mallocSettings as (env: Record<string, string | undefined>) => Record<string, string>;
+    expect(malloc({})).toEqual({ GLIBC_TUNABLES: MALLOC_TUNABLES });
+    expect(MALLOC_TUNABLES).toBe('glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304');
+    expect(malloc({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' });
+    expect(readFileSync('Dockerfile', 'utf8')).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLES as string}`);
   });
 });
