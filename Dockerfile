@@ -2,6 +2,8 @@
 #   node --heap-growing-percent=100 apps/gateway/dist/main.js   gateway (HTTP 3000, ops 9100)
 #   node --no-memory-reducer apps/oms/dist/main.js   OMS (ops 9101; the option: docs/operations.md)
 #   node --no-memory-reducer --max-semi-space-size=32 apps/dms/dist/main.js   DMS (ops 9102)
+#   (the OMS and the DMS also with GLIBC_TUNABLES=glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304
+#   in their environment, as the manifests and docker-compose.yml give it: docs/operations.md)
 #   node apps/oms/dist/worker.js          bulk-job worker (ops 9103)
 #   node --max-semi-space-size=32 apps/device-gateway/dist/main.js   device gateway (HTTP 5055, MQTT 1883/8883, Teltonika 5027, ops 9104)
 #   node apps/<gateway|oms|dms>/dist/migrate.js   migrate one database and exit
@@ -61,12 +63,9 @@ FROM ${NODE_IMAGE} AS runtime
 # Outside a container the processes bind loopback by default; inside one, the API and ops ports must be
 # reachable from the container network. No NODE_OPTIONS=--enable-source-maps: each entry file maps its own
 # stack traces, reading only our source maps and only when a trace needs one (libs/core/src/source-maps.ts).
-# GLIBC_TUNABLES: glibc's heap kept rather than trimmed at every large free, as `npm start` runs the
-# services (MALLOC_TUNABLES in scripts/start-settings.mjs; docs/operations.md, "Node options and memory").
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    OPS_HOST=0.0.0.0 \
-    GLIBC_TUNABLES=glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304
+    OPS_HOST=0.0.0.0
 WORKDIR /app
 COPY --chown=root:root package.json ./
 COPY --from=production-dependencies --chown=root:root /app/node_modules node_modules

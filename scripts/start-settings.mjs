@@ -27,22 +27,29 @@ export function latenessNotice(env) {
 }
 
 /**
- * glibc's malloc settings for every service: keep up to 16 MiB free at the top of the heap
- * (`trim_threshold`) and take blocks up to 4 MiB from the heap rather than from their own mappings
- * (`mmap_threshold`). By default glibc gives the heap's top back to the kernel as soon as 128 KiB of it is
- * free, so a process that allocates and frees buffers of a few hundred KiB in turn (pg's buffer for a
- * batch of rows, nats.js's for a turn's replies) moves its heap's end up and down with `brk` and touches
- * fresh pages each time: under list shipments the OMS's main thread made about 12 minor page faults and
- * spent 0.19 ms of system time per request, against none and 0.03 to 0.04 ms with these settings, and its
- * CPU per request fell from 0.41-0.47 to 0.20-0.22 ms (`bench/threads-probe.mjs`, alternated, 2026-11-28 on a 2 ×
- * AMD EPYC machine; docs/operations.md, "Node options and memory"). Setting the trim threshold turns off
- * glibc's own raising of the mapping threshold, hence both. The same in `npm start`, the Docker image (ENV)
- * and the benchmarks; a `GLIBC_TUNABLES` already set is passed on as it is.
+ * glibc's malloc settings for the OMS and the DMS, the two services that turn PostgreSQL rows into pages
+ * and batches of tens to hundreds of KiB: keep up to 16 MiB free at the top of the heap (`trim_threshold`)
+ * and take blocks up to 4 MiB from the heap rather than from mappings of their own (`mmap_threshold`).
+ * By default glibc hands the heap's top back to the kernel (`brk`) as soon as about 128 KiB of it is free,
+ * and the next allocation takes it back as fresh pages, each a page fault; a service that allocates and
+ * frees buffers of that size in turn (pg's buffer for a batch of rows, nats.js's for a turn's replies)
+ * did it for nearly every request. Under list shipments the OMS's main thread made 5 to 15 minor page
+ * faults and spent 0.11 to 0.20 ms of system time per request, against none and 0.03 to 0.04 ms with these
+ * settings, and its CPU per list fell from 0.35-0.47 to 0.20-0.24 ms (`node bench/threads.mjs`,
+ * `BENCH_START_MALLOC=0|1` alternated, 2026-11-28 on a 2 × AMD EPYC machine; docs/operations.md, "Node
+ * options and memory"). A 4 MiB trim threshold saved a third of it, 2 MiB nothing. Setting the trim
+ * threshold turns off glibc's own raising of the mapping threshold, hence both. The price: each process
+ * keeps what it freed, 10 to 18 MiB more just after start-up; the gateway, the worker and the device
+ * gateway, whose buffers are small, showed no faults to save and keep glibc's defaults. The same in
+ * `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out) and the benchmarks;
+ * a `GLIBC_TUNABLES` already set is passed on as it is.
  */
 export const MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304';
+const MALLOC_TUNED = new Set(['oms', 'dms']);
 
-/** The environment that gives a service the malloc settings above, unless `env` already has its own. */
-export function mallocSettings(env) {
+/** The environment that gives `service` the malloc settings above (none for the others), unless `env` has its own. */
+export function mallocSettings(service, env) {
+  if (!MALLOC_TUNED.has(service)) return {};
   return { GLIBC_TUNABLES: env.GLIBC_TUNABLES ?? MALLOC_TUNABLES };
 }
 

@@ -59,8 +59,8 @@ function run(name) {
     ...webhookSettings(process.env),
     // Readable log lines, and visits and alerts within seconds of a pause (both production defaults differ).
     ...localSettings(process.env, process.stdout.isTTY === true),
-    // glibc's heap kept rather than trimmed at every large free (scripts/start-settings.mjs, as in the image).
-    ...mallocSettings(process.env),
+    // The OMS's and the DMS's glibc heap kept rather than trimmed at every large free (scripts/start-settings.mjs).
+    ...mallocSettings(name, process.env),
     DEVICE_HTTP_PORT: String(deviceHttpPort),
     DEVICE_MQTT_PORT: String(deviceMqttPort),
     DEVICE_TELTONIKA_PORT: String(deviceTeltonikaPort),

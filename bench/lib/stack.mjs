@@ -156,9 +156,6 @@ export class BenchStack {
     this.env = {
       ...inherited,
       ...how,
-      // glibc's malloc settings of `npm start` and the image (MALLOC_TUNABLES, scripts/start-settings.mjs)
-      // unless BENCH_START_MALLOC is 0, to measure against glibc's defaults.
-      ...(process.env.BENCH_START_MALLOC !== '0' ? mallocSettings(inherited) : {}),
       LOG_LEVEL: this.config.logLevel,
       HOST: '127.0.0.1',
       PORT: String(this.ports.http),
@@ -225,6 +222,9 @@ export class BenchStack {
     args.push(join(root, ENTRIES[name]));
     const env = {
       ...this.env,
+      // The malloc settings `npm start` and the manifests give the OMS and the DMS (MALLOC_TUNABLES,
+      // scripts/start-settings.mjs) unless BENCH_START_MALLOC is 0, to measure against glibc's defaults.
+      ...(process.env.BENCH_START_MALLOC !== '0' ? mallocSettings(name, this.env) : {}),
       OPS_PORT: String(this.ports[name]),
       ...(this.profile ? { BENCH_PROFILE_DIR: this.profileDir, BENCH_PROFILE_NAME: name } : {}),
     };

@@ -38,11 +38,21 @@ describe('npm start: settings for people, and what it says about them', () => {
     }
   });
 
-  it('gives every service the malloc settings the Docker image sets, unless GLIBC_TUNABLES is already set', () => {
-    const malloc = mallocSettings as (env: Record<string, string | undefined>) => Record<string, string>;
-    expect(malloc({})).toEqual({ GLIBC_TUNABLES: MALLOC_TUNABLES });
-    expect(MALLOC_TUNABLES).toBe('glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304');
-    expect(malloc({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' });
-    expect(readFileSync('Dockerfile', 'utf8')).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLES as string}`);
+  it('gives the OMS and the DMS the malloc settings the manifests and docker-compose.yml spell out, unless GLIBC_TUNABLES is already set', () => {
+    const malloc = mallocSettings as (service: string, env: Record<string, string | undefined>) => Record<string, string>;
+    const tunables = MALLOC_TUNABLES as string;
+    expect(tunables).toBe('glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304');
+    for (const service of ['oms', 'dms']) {
+      expect(malloc(service, {})).toEqual({ GLIBC_TUNABLES: tunables });
+      expect(malloc(service, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' });
+      const manifest = readFileSync(`deploy/k8s/base/${service}.yaml`, 'utf8');
+      expect(manifest, service).toContain(`- name: GLIBC_TUNABLES\n              value: '${tunables}'`);
+    }
+    for (const service of ['gateway', 'worker', 'device-gateway']) expect(malloc(service, {}), service).toEqual({});
+    const compose = readFileSync('docker-compose.yml', 'utf8');
+    // Once in each of the two services' blocks (a service's lines are indented by four spaces or more).
+    const line = `      GLIBC_TUNABLES: ${tunables.replace(/\./g, '\\.')}`;
+    expect(compose.split(`GLIBC_TUNABLES: ${tunables}`).length - 1).toBe(2);
+    for (const service of ['oms', 'dms']) expect(compose, service).toMatch(new RegExp(`\\n  ${service}:\\n(?: {4}.*\\n)*?${line}`));
   });
 });
