@@ -5,7 +5,9 @@
 // profile does not show: the profiler counts a thread preempted in a system call as busy there, and sees
 // neither the kernel's work on page faults nor V8's helper threads.
 //   BENCH_THREADS_SCENARIOS=list,devices (default): the loads, in order, each 3 s unmeasured then BENCH_DURATION
-//   BENCH_START_MALLOC=0: the services with glibc's malloc defaults (scripts/start-settings.mjs, MALLOC_TUNABLES)
+//   BENCH_START_MALLOC=0: the OMS and the DMS with glibc's malloc defaults (scripts/start-settings.mjs, MALLOC_TUNABLES)
+//   BENCH_THREADS_IDLE_MS: the stack left idle this long after it is ready, before the first load (as the
+//     settled memory reading of `npm run bench` leaves it, 90000), else loaded at once
 // Prints one line per process and load: its main thread, then its other threads by name.
 import { readdirSync, readFileSync } from 'node:fs';
 import { readBenchConfig } from './lib/config.mjs';
@@ -14,7 +16,7 @@ import { measure } from './lib/load.mjs';
 import { print } from './lib/report.mjs';
 import * as scenarios from './lib/scenarios.mjs';
 import { startWithData } from './lib/seed.mjs';
-import { BenchStack } from './lib/stack.mjs';
+import { BenchStack, sleep } from './lib/stack.mjs';
 
 const SCENARIOS = { list: scenarios.listShipments, devices: scenarios.listDevices };
 const PROCESSES = ['oms', 'dms', 'gateway'];
@@ -60,6 +62,11 @@ let exitCode = 0;
 try {
   const data = await startWithData(stack, config, {}, { reuse: true });
   data.token = await issueToken(stack.base, data.credentials);
+  const idleMs = Number(process.env.BENCH_THREADS_IDLE_MS ?? 0);
+  if (idleMs > 0) {
+    print(`Leaving the stack idle for ${idleMs / 1000} s...`);
+    await sleep(idleMs);
+  }
   for (const key of keys) {
     const scenario = SCENARIOS[key](data);
     await measure([scenario], { ...config, warmup: 0, runs: 1, duration: 3 }, () => {});

@@ -33,14 +33,14 @@ export function latenessNotice(env) {
  * By default glibc hands the heap's top back to the kernel (`brk`) as soon as about 128 KiB of it is free,
  * and the next allocation takes it back as fresh pages, each a page fault; a service that allocates and
  * frees buffers of that size in turn (pg's buffer for a batch of rows, nats.js's for a turn's replies)
- * did it for nearly every request. Under list shipments the OMS's main thread made 5 to 15 minor page
- * faults and spent 0.11 to 0.20 ms of system time per request, against none and 0.03 to 0.04 ms with these
- * settings, and its CPU per list fell from 0.35-0.47 to 0.20-0.24 ms (`node bench/threads.mjs`,
+ * did it for nearly every request. Under list shipments the OMS's main thread made 5 to 17 minor page
+ * faults and spent 0.11 to 0.22 ms of system time per request, against none and 0.03 to 0.04 ms with these
+ * settings, and its CPU per list fell from 0.35-0.48 to 0.20-0.24 ms (`node bench/threads.mjs`,
  * `BENCH_START_MALLOC=0|1` alternated, 2026-11-28 on a 2 × AMD EPYC machine; docs/operations.md, "Node
- * options and memory"). A 4 MiB trim threshold saved a third of it, 2 MiB nothing. Setting the trim
- * threshold turns off glibc's own raising of the mapping threshold, hence both. The price: each process
- * keeps what it freed, 10 to 18 MiB more just after start-up; the gateway, the worker and the device
- * gateway, whose buffers are small, showed no faults to save and keep glibc's defaults. The same in
+ * options and memory"). With a 4 MiB trim threshold 5 faults per request were left, with 2 MiB 15. Setting
+ * the trim threshold turns off glibc's own raising of the mapping threshold, hence both. The price: each
+ * keeps what it freed, 6 to 18 MiB more just after start-up and 24 to 28 after the load; the gateway, the
+ * worker and the device gateway, whose buffers are small, showed no faults to save and keep glibc's defaults. The same in
  * `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out) and the benchmarks;
  * a `GLIBC_TUNABLES` already set is passed on as it is.
  */
