@@ -1,8 +1,7 @@
 // CPU time used by the processes under test and by their PostgreSQL backends, from /proc. Divided by
 // the requests served, it gives CPU milliseconds per request: a figure that other load on a shared
-// machine disturbs far less than requests per second or latency. Beside it, the I/O system calls
-// (reads and writes of sockets and files) per request: what a request costs in trips through the
-// kernel, whose price differs from machine to machine (page-table isolation makes each one dearer).
+// machine disturbs far less than requests per second or latency. Beside it, the read and write system
+// calls per request: how many trips through the kernel a request takes on the way through the processes.
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
@@ -23,7 +22,8 @@ export function processCpuMs(pid) {
 
 /**
  * The read and write system calls a process has made so far (`syscr` + `syscw` of /proc/<pid>/io: read,
- * recvmsg, write, writev, sendmsg and the like, not epoll_wait), or 0 when it has exited.
+ * readv, write, writev and the like, which Node, nats-server and Redis use on their sockets; not recv, send
+ * or epoll_wait, so not PostgreSQL's backends, which use recv and send), or 0 when it has exited.
  */
 export function processIoCalls(pid) {
   try {
