@@ -9,8 +9,9 @@
 //   BENCH_THREADS_IDLE_MS: the stack left idle this long after it is ready, before the first load (as the
 //     settled memory reading of `npm run bench` leaves it, 90000), else loaded at once
 // Prints one line per process and load: its main thread, then its other threads by name.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { readBenchConfig } from './lib/config.mjs';
+import { readStat } from './lib/cpu.mjs';
 import { issueToken } from './lib/http.mjs';
 import { measure } from './lib/load.mjs';
 import { print } from './lib/report.mjs';
@@ -20,8 +21,6 @@ import { BenchStack, sleep } from './lib/stack.mjs';
 
 const SCENARIOS = { list: scenarios.listShipments, devices: scenarios.listDevices };
 const PROCESSES = ['oms', 'dms', 'gateway'];
-// Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel configuration.
-const MS_PER_TICK = 10;
 
 const config = readBenchConfig();
 const keys = (process.env.BENCH_THREADS_SCENARIOS ?? 'list,devices').split(',');
@@ -32,19 +31,12 @@ const stack = await new BenchStack(config, { asStarted: true, services: ['oms', 
 function threads(pid) {
   const byName = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // The thread ended while we looked.
-    }
-    const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    // Fields after "(comm)": minflt is field 10, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = (byName[name] ??= { userMs: 0, systemMs: 0, minorFaults: 0 });
-    own.minorFaults += Number(fields[7]);
-    own.userMs += Number(fields[11]) * MS_PER_TICK;
-    own.systemMs += Number(fields[12]) * MS_PER_TICK;
+    const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
+    if (!stat) continue; // The thread ended while we looked.
+    const own = (byName[tid === String(pid) ? 'main' : stat.name] ??= { userMs: 0, systemMs: 0, minorFaults: 0 });
+    own.userMs += stat.userMs;
+    own.systemMs += stat.systemMs;
+    own.minorFaults += stat.minorFaults;
   }
   return byName;
 }

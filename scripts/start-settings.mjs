@@ -40,9 +40,9 @@ export function latenessNotice(env) {
  * options and memory"). With a 4 MiB trim threshold 5 faults per request were left, with 2 MiB 15. Setting
  * the trim threshold turns off glibc's own raising of the mapping threshold, hence both. The price: each
  * keeps what it freed, 6 to 18 MiB more just after start-up and 24 to 28 after the load; the gateway, the
- * worker and the device gateway, whose buffers are small, showed no faults to save and keep glibc's defaults. The same in
- * `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out) and the benchmarks;
- * a `GLIBC_TUNABLES` already set is passed on as it is.
+ * worker and the device gateway, whose buffers are small, showed no faults to save and keep glibc's
+ * defaults. The same in `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out)
+ * and the benchmarks; a `GLIBC_TUNABLES` already set is passed on as it is.
  */
 export const MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304';
 const MALLOC_TUNED = new Set(['oms', 'dms']);
@@ -81,8 +81,9 @@ export function mallocSettings(service, env) {
  * to twice what survived before the next one, instead of up to four times (its own factor, which it
  * raises when collections are cheap). The gateway keeps about 50 MB alive, and under load some of what its
  * requests allocate is promoted (about 2 KB per list of shipments), so its old generation filled with up
- * to 150 MB of garbage and its resident memory peaked at 295 to 350 MiB (the bound is 300); with the option the heap's largest point
- * before a full collection fell from 176 to 211 MB to 113 to 114 and the peak to 232 to 234 MiB, for about
+ * to 150 MB of garbage and its resident memory peaked at 295 to 350 MiB (the bound is 300); with the
+ * option the heap's largest point before a full collection fell from 176 to 211 MB to 113 to 114 and the
+ * peak to 232 to 234 MiB, for about
  * as many full collections over a run of `npm run bench` (12 to 13 either way) and no change measured in
  * its CPU per request (two alternated pairs of `BENCH_ONLY=list,deep,get npm run bench`, 2026-11-28).
  */

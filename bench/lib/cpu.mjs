@@ -8,16 +8,31 @@ import pg from 'pg';
 // Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel configuration.
 const TICKS_PER_SECOND = 100;
 
+/**
+ * A process's or a thread's name, user and system CPU time in ms and minor page faults so far, from its
+ * stat file (`/proc/<pid>/stat`, `/proc/<pid>/task/<tid>/stat`); undefined when it has exited.
+ */
+export function readStat(path) {
+  let stat;
+  try {
+    stat = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields after "(comm)": state is field 3, minflt field 10, utime field 14, stime field 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    userMs: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+    systemMs: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+    minorFaults: Number(fields[7]),
+  };
+}
+
 /** User + system CPU time of a process in ms, or 0 when it has exited. */
 export function processCpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after "(comm)": state is field 3, utime field 14, stime field 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  const stat = readStat(`/proc/${pid}/stat`);
+  return stat ? stat.userMs + stat.systemMs : 0;
 }
 
 /**
