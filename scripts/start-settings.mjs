@@ -41,10 +41,19 @@ export function latenessNotice(env) {
  * the trim threshold turns off glibc's own raising of the mapping threshold, hence both. The price: each
  * keeps what it freed, 6 to 18 MiB more just after start-up and 24 to 28 after the load; the gateway, the
  * worker and the device gateway, whose buffers are small, showed no faults to save and keep glibc's
- * defaults. The same in `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out)
- * and the benchmarks; a `GLIBC_TUNABLES` already set is passed on as it is.
+ * defaults.
+ *
+ * `arena_max=2`: at most two malloc arenas instead of glibc's default of eight per core. V8's helper threads
+ * compile optimized code with memory from malloc, each thread in an arena of its own, and under the 16 MiB
+ * trim threshold each arena kept what its thread had freed: 6 to 8 MiB in each of four arenas 9 s after
+ * start-up (/proc/<pid>/smaps). Sharing two arenas, the threads reuse that memory: the OMS's memory 3 s after
+ * ready fell from 151-158 to 137-147 MiB (four alternated pairs of `node bench/idle.mjs`, 2026-11-28), with
+ * no change in its CPU or page faults per list (`node bench/threads.mjs`, two alternated pairs).
+ *
+ * The same in `npm start`, the Kubernetes manifests and docker-compose.yml (which spell it out) and the
+ * benchmarks; a `GLIBC_TUNABLES` already set is passed on as it is.
  */
-export const MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304';
+export const MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2';
 const MALLOC_TUNED = new Set(['oms', 'dms']);
 
 /** The environment that gives `service` the malloc settings above (none for the others), unless `env` has its own. */

@@ -57,6 +57,11 @@ export function readBenchConfig() {
      * (BENCH_NODE_OPTIONS) refuses, such as --initial-old-space-size. Split on white space.
      */
     nodeArgs: text('BENCH_NODE_ARGS', '').split(/\s+/).filter(Boolean),
+    /**
+     * Node options for one service only, after BENCH_NODE_ARGS: `BENCH_NODE_ARGS_OMS`, `BENCH_NODE_ARGS_DMS`,
+     * `BENCH_NODE_ARGS_GATEWAY`, `BENCH_NODE_ARGS_WORKER`, `BENCH_NODE_ARGS_DEVICE_GATEWAY`.
+     */
+    nodeArgsOf: (service) => text(`BENCH_NODE_ARGS_${service.toUpperCase().replace('-', '_')}`, '').split(/\s+/).filter(Boolean),
     pgUrl: text('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432'),
     natsUrl: text('BENCH_NATS_URL', 'nats://127.0.0.1:4222'),
     redisUrl: text('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),

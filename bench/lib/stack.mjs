@@ -215,9 +215,10 @@ export class BenchStack {
 
   spawnService(name, label) {
     // The Node options `npm start` and the manifests pass (NODE_ARGS, scripts/start-settings.mjs) unless
-    // BENCH_START_NODE_ARGS is 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some.
+    // BENCH_START_NODE_ARGS is 0 (to measure against V8's defaults); BENCH_NODE_ARGS adds some, to every
+    // service, and BENCH_NODE_ARGS_<SERVICE> to one.
     const startArgs = process.env.BENCH_START_NODE_ARGS !== '0' ? (NODE_ARGS[name] ?? []) : [];
-    const args = [...startArgs, ...this.config.nodeArgs];
+    const args = [...startArgs, ...this.config.nodeArgs, ...this.config.nodeArgsOf(name)];
     if (this.profile) args.push('--import', PROFILER_PRELOAD);
     args.push(join(root, ENTRIES[name]));
     const env = {

@@ -41,10 +41,10 @@ describe('npm start: settings for people, and what it says about them', () => {
   it('gives the OMS and the DMS the malloc settings the manifests and docker-compose.yml spell out, unless GLIBC_TUNABLES is already set', () => {
     const malloc = mallocSettings as (service: string, env: Record<string, string | undefined>) => Record<string, string>;
     const tunables = MALLOC_TUNABLES as string;
-    expect(tunables).toBe('glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304');
+    expect(tunables).toBe('glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2');
     for (const service of ['oms', 'dms']) {
       expect(malloc(service, {})).toEqual({ GLIBC_TUNABLES: tunables });
-      expect(malloc(service, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' });
+      expect(malloc(service, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' })).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' });
       const manifest = readFileSync(`deploy/k8s/base/${service}.yaml`, 'utf8');
       expect(manifest, service).toContain(`- name: GLIBC_TUNABLES\n              value: '${tunables}'`);
     }
