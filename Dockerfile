@@ -1,6 +1,6 @@
 # One image for every component; the container command picks the process:
 #   node --heap-growing-percent=100 apps/gateway/dist/main.js   gateway (HTTP 3000, ops 9100)
-#   node --no-memory-reducer apps/oms/dist/main.js   OMS (ops 9101; the option: docs/operations.md)
+#   node --no-memory-reducer --no-allocation-site-pretenuring apps/oms/dist/main.js   OMS (ops 9101; the options: docs/operations.md)
 #   node --no-memory-reducer --max-semi-space-size=32 apps/dms/dist/main.js   DMS (ops 9102)
 #   (the OMS and the DMS also with GLIBC_TUNABLES=glibc.malloc.trim_threshold=16777216:glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2
 #   in their environment, as the manifests and docker-compose.yml give it: docs/operations.md)

@@ -77,6 +77,20 @@ export function mallocSettings(service, env) {
  * reducer the DMS keeps the memory of its busiest moment (under 190 MiB in the benchmark's runs) instead of
  * settling back to about 90 when idle. The gateway, the worker and the device gateway keep the reducer.
  *
+ * `--no-allocation-site-pretenuring` for the OMS. When the objects made at one place in the code outlive
+ * the young generation often enough, V8 starts allocating that place's objects straight in the old
+ * generation, and does not go back. Under list shipments after the OMS had been idle a minute or more
+ * (as `npm run bench` leaves it), the first seconds of load made some such place look long-lived: from
+ * then on each scavenge kept 3.6 to 4.3 MB of what was allocated since the last one and promoted nearly
+ * all of it, garbage that only full collections (one a second) cleared, presumably kept young by the
+ * pretenured objects that point at it. The OMS's V8 helper threads then spent 0.04 to 0.06 ms per list
+ * with 5 page faults, and the stack answered 2,400 to 2,700 lists a second instead of 2,750 to 3,075. It
+ * happened in 18 runs of 20 after 60 or 90 s idle and in none of 5 loaded at once; with the option, in
+ * none of 3 after 60 s idle (`BENCH_NODE_ARGS_OMS='--trace-gc --trace-gc-nvp' BENCH_THREADS_IDLE_MS=60000
+ * node bench/threads.mjs`, 2026-11-28; docs/operations.md, "Node options and memory"). The OMS's
+ * long-lived objects are few (its caches and its modules), so promoting them by copying costs nothing
+ * measurable.
+ *
  * `--max-semi-space-size=32` (MiB; V8's default is 16 on 64-bit machines) for the DMS and the device
  * gateway, the two processes on the path of every tracker's reading. Each holds a batch's readings and
  * every waiting device's promises for the 100 to 300 ms a batch takes: long enough, at their allocation
@@ -97,7 +111,7 @@ export function mallocSettings(service, env) {
  * its CPU per request (two alternated pairs of `BENCH_ONLY=list,deep,get npm run bench`, 2026-11-28).
  */
 export const NODE_ARGS = {
-  oms: ['--no-memory-reducer'],
+  oms: ['--no-memory-reducer', '--no-allocation-site-pretenuring'],
   dms: ['--no-memory-reducer', '--max-semi-space-size=32'],
   'device-gateway': ['--max-semi-space-size=32'],
   gateway: ['--heap-growing-percent=100'],

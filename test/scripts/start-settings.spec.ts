@@ -26,7 +26,7 @@ describe('npm start: settings for people, and what it says about them', () => {
   it('gives the OMS, the DMS, the device gateway and the gateway the Node options the Kubernetes manifests and docker-compose.yml spell out', () => {
     const nodeArgs = NODE_ARGS as Record<string, string[]>;
     expect(nodeArgs).toEqual({
-      oms: ['--no-memory-reducer'],
+      oms: ['--no-memory-reducer', '--no-allocation-site-pretenuring'],
       dms: ['--no-memory-reducer', '--max-semi-space-size=32'],
       'device-gateway': ['--max-semi-space-size=32'],
       gateway: ['--heap-growing-percent=100'],
