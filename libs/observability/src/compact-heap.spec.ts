@@ -1,6 +1,6 @@
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compactHeap } from './compact-heap.js';
+import { compactHeap, compactsHeapAfterStart } from './compact-heap.js';
 
 function newSpaceCommittedMB(): number {
   const space = v8.getHeapSpaceStatistics().find((each) => each.space_name === 'new_space');
@@ -30,5 +30,11 @@ describe('compactHeap', () => {
     expect(compaction.tookMs).toBeGreaterThanOrEqual(0);
     expect(compaction.rssAfterMiB).toBeGreaterThan(0);
     expect(compaction.rssAfterMiB).toBeLessThan(compaction.rssBeforeMiB);
+  });
+
+  it('is left out in a process that runs without the memory reducer, as the OMS and the DMS do', () => {
+    expect(compactsHeapAfterStart(['--no-memory-reducer', '--no-allocation-site-pretenuring'])).toBe(false);
+    expect(compactsHeapAfterStart(['--heap-growing-percent=100'])).toBe(true);
+    expect(compactsHeapAfterStart([])).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { ConfigError, type Logger } from '@tracking/core';
-import { compactHeap } from './compact-heap.js';
+import { compactHeap, compactsHeapAfterStart } from './compact-heap.js';
 import { type OpsConfig, type OpsDefaults, readOpsConfig } from './ops-config.js';
 import { type OpsServer, startOpsServer } from './ops-server.js';
 import { Readiness, type ReadinessChecks } from './readiness.js';
@@ -35,8 +35,8 @@ const LIVENESS_INTERVAL_MS = 1000;
 /**
  * Runs a service as this process: validates the configuration, opens the ops endpoints (before the
  * service starts, so that liveness answers while migrations run and readiness says "starting"),
- * starts the service, gives back what start-up left on the heap (`compactHeap`), and stops it gracefully on
- * SIGTERM or SIGINT:
+ * starts the service, gives back what start-up left on the heap (`compactHeap`, in the processes that keep
+ * V8's memory reducer), and stops it gracefully on SIGTERM or SIGINT:
  *
  * 1. readiness answers 503 at once;
  * 2. the service stops taking work and finishes or hands back what it holds (`RunningService.stop`);
@@ -77,10 +77,12 @@ export async function runService<Config>(definition: ServiceDefinition<Config>):
   }
   // Before readiness says ready, so that no balanced request waits behind it. Only memory is at stake:
   // a failure is logged, never fatal.
-  await compactHeap().then(
-    (compaction) => logger.debug(compaction, 'heap compacted after start-up'),
-    (error: unknown) => logger.warn({ err: error }, 'could not compact the heap after start-up'),
-  );
+  if (compactsHeapAfterStart()) {
+    await compactHeap().then(
+      (compaction) => logger.debug(compaction, 'heap compacted after start-up'),
+      (error: unknown) => logger.warn({ err: error }, 'could not compact the heap after start-up'),
+    );
+  }
   readiness.serve(running.readiness);
   // A start says one thing at info: the service is ready, and on which ports (`PORT=0` and `OPS_PORT=0`
   // pick free ones, so the line is how a supervisor or a test learns them).
