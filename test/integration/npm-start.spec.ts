@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { databaseUrl, dropDatabases, testRedisUrl } from '@tracking/testing';
@@ -26,7 +26,8 @@ describe('npm start', () => {
     await dropDatabases(prefix);
   });
 
-  it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
+  /** npm start's environment on this test's databases, prefixes, folder and ports. */
+  async function startEnv(): Promise<{ env: NodeJS.ProcessEnv; port: number; mqttPort: number; teltonikaPort: number }> {
     const port = await freePort();
     const devicePort = await freePort();
     const mqttPort = await freePort();
@@ -51,6 +52,11 @@ describe('npm start', () => {
     };
     // What a newcomer gets: npm start's own defaults, not the test run's (LOG_LEVEL=silent) or the shell's.
     for (const name of ['LOG_LEVEL', 'LOG_FORMAT', 'EVALUATION_LATENESS_SECONDS', 'FORCE_COLOR']) delete env[name];
+    return { env, port, mqttPort, teltonikaPort };
+  }
+
+  it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
+    const { env, port, mqttPort, teltonikaPort } = await startEnv();
     child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -140,6 +146,32 @@ describe('npm start', () => {
     };
     expect(readings.readings.filter((reading) => reading.location?.lat === 51.9231), JSON.stringify(readings)).toHaveLength(1);
     expect(output).toContain(`Teltonika trackers (Codec 8 / 8 Extended over TCP) connect to this machine's port ${teltonikaPort}; the demo tracker's IMEI is 356307042441013.`);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('serves on databases its kept demo credentials do not sign in to, and says so instead of printing them', async () => {
+    // The databases the test above seeded, and a kept file whose secret is no longer theirs (as after a
+    // start on other databases).
+    const credentialsFile = join(localDir, 'demo-credentials.json');
+    const kept = JSON.parse(readFileSync(credentialsFile, 'utf8')) as Record<string, string>;
+    writeFileSync(credentialsFile, JSON.stringify({ ...kept, applicationSecret: `${kept.applicationSecret}x` }));
+    const { env, port } = await startEnv();
+    child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('Press Ctrl-C') && Date.now() < deadline && child.exitCode === null) {
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 200))]);
+    }
+    expect(output, output).toContain('Press Ctrl-C');
+    expect(output).toContain(`The demo credentials kept in ${credentialsFile} do not sign in here (401 `);
+    expect(output).toContain('holds none of');
+    expect(output).not.toContain('Application secret');
+    expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);
