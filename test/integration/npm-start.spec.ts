@@ -16,12 +16,17 @@ describe('npm start', () => {
   const localDir = mkdtempSync(join(tmpdir(), 'tracking-start-'));
   let child: ChildProcess | undefined;
 
-  afterAll(async () => {
+  /** Stops the stack a test left running (one that failed before its own Ctrl-C). */
+  async function stopLeftOver(): Promise<void> {
     if (child && child.exitCode === null) {
       const exited = new Promise((resolve) => child!.once('exit', resolve));
       child.kill('SIGINT');
       await exited;
     }
+  }
+
+  afterAll(async () => {
+    await stopLeftOver();
     rmSync(localDir, { recursive: true, force: true });
     await dropDatabases(prefix);
   });
@@ -55,17 +60,28 @@ describe('npm start', () => {
     return { env, port, mqttPort, teltonikaPort };
   }
 
-  it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
-    const { env, port, mqttPort, teltonikaPort } = await startEnv();
-    child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  /**
+   * Runs npm start's script with `env` until it says "Press Ctrl-C" (or exits, or 90 s pass): what it
+   * printed until then, and its exit.
+   */
+  async function startStack(env: NodeJS.ProcessEnv): Promise<{ output: string; exited: Promise<number | null> }> {
+    await stopLeftOver();
+    const started = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = started;
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+    started.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    started.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => started.once('exit', resolve));
     const deadline = Date.now() + 90_000;
-    while (!output.includes('Press Ctrl-C') && Date.now() < deadline && child.exitCode === null) {
+    while (!output.includes('Press Ctrl-C') && Date.now() < deadline && started.exitCode === null) {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 200))]);
     }
+    return { output, exited };
+  }
+
+  it('starts the stack, and the demo credentials it prints get a token and list the demo shipments', async () => {
+    const { env, port, mqttPort, teltonikaPort } = await startEnv();
+    const { output, exited } = await startStack(env);
     expect(output, output).toContain('Press Ctrl-C');
     expect(output).toContain('made a key-encryption key');
     // For people: one readable line per service at the default level, none of Nest's start-up narration
@@ -147,7 +163,7 @@ describe('npm start', () => {
     expect(readings.readings.filter((reading) => reading.location?.lat === 51.9231), JSON.stringify(readings)).toHaveLength(1);
     expect(output).toContain(`Teltonika trackers (Codec 8 / 8 Extended over TCP) connect to this machine's port ${teltonikaPort}; the demo tracker's IMEI is 356307042441013.`);
 
-    child.kill('SIGINT');
+    child!.kill('SIGINT');
     expect(await exited).toBe(0);
   }, 120_000);
 
@@ -158,22 +174,14 @@ describe('npm start', () => {
     const kept = JSON.parse(readFileSync(credentialsFile, 'utf8')) as Record<string, string>;
     writeFileSync(credentialsFile, JSON.stringify({ ...kept, applicationSecret: `${kept.applicationSecret}x` }));
     const { env, port } = await startEnv();
-    child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
-    const deadline = Date.now() + 90_000;
-    while (!output.includes('Press Ctrl-C') && Date.now() < deadline && child.exitCode === null) {
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 200))]);
-    }
+    const { output, exited } = await startStack(env);
     expect(output, output).toContain('Press Ctrl-C');
     expect(output).toContain(`The demo credentials kept in ${credentialsFile} do not sign in here (401 `);
     expect(output).toContain('holds none of');
     expect(output).not.toContain('Application secret');
     expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
 
-    child.kill('SIGINT');
+    child!.kill('SIGINT');
     expect(await exited).toBe(0);
   }, 120_000);
 });
